@@ -1,0 +1,125 @@
+package natstest
+
+import (
+	"io"
+	"net"
+	"sync"
+	"testing"
+)
+
+// Proxy forwards TCP connections to a target address and can silence them:
+// Freeze stops forwarding in both directions without closing anything (a
+// black hole, as in a network partition), Thaw resumes, Cut closes every
+// connection. Clients connect to Proxy.URL().
+type Proxy struct {
+	target string
+	ln     net.Listener
+
+	mu     sync.Mutex
+	frozen bool
+	thaw   chan struct{} // closed on Thaw; replaced on Freeze
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+// NewProxy starts a proxy to target (host:port), closed by t.Cleanup.
+func NewProxy(tb testing.TB, target string) *Proxy {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("natstest: proxy listen: %v", err)
+	}
+	p := &Proxy{target: target, ln: ln, thaw: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	close(p.thaw)
+	p.wg.Add(1)
+	go p.accept()
+	tb.Cleanup(p.Close)
+	return p
+}
+
+// URL is the nats:// URL clients use to go through the proxy.
+func (p *Proxy) URL() string { return "nats://" + p.ln.Addr().String() }
+
+func (p *Proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		u, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[c], p.conns[u] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(u, c)
+		go p.pipe(c, u)
+	}
+}
+
+func (p *Proxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			gate := p.thaw
+			p.mu.Unlock()
+			<-gate // frozen: hold the bytes, as a silent network would
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				return
+			}
+			return
+		}
+	}
+}
+
+// Freeze silences every connection, present and future, until Thaw.
+func (p *Proxy) Freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.frozen {
+		p.frozen = true
+		p.thaw = make(chan struct{})
+	}
+}
+
+// Thaw resumes forwarding.
+func (p *Proxy) Thaw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.frozen {
+		p.frozen = false
+		close(p.thaw)
+	}
+}
+
+// Cut closes every current connection (clients see a disconnect).
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
+
+// Close stops the proxy and closes every connection.
+func (p *Proxy) Close() {
+	p.ln.Close()
+	p.Thaw()
+	p.Cut()
+	p.wg.Wait()
+}
