@@ -1,4 +1,62 @@
 // Package job defines what cronlock schedules: a Job (a name, a cron
 // schedule and a function), the Schedule that yields its ticks, and the
-// RunInfo a running job can read from its context.
+// RunInfo a running job reads from its context.
+//
+// # Ticks
+//
+// A tick is an instant at which a job is due. Every replica parses the same
+// specs and must compute the same ticks, because the tick is what the lock
+// is taken for: Schedule.Next depends only on the spec, the location and
+// its argument, never on when or where it is called. In particular
+// "@every D" ticks at the instants k·D since 1970-01-01T00:00:00Z (robfig/cron's
+// own @every counts from whenever it is asked, which would make each
+// replica tick at different instants). Ticks fall on whole seconds.
+//
+// A spec's fields are matched against the wall clock of its location (UTC
+// by default). time.Local, or TZ=Local, is each process's own zone: replicas
+// configured with different local zones would disagree, so prefer a named
+// zone. The zone data comes from the system (or time/tzdata if the binary
+// embeds it); replicas should run with the same version of it.
+//
+// # Daylight saving time
+//
+// Where the location's UTC offset changes (DST, or any other change recorded
+// in the tz database), some wall-clock times do not exist (a forward jump,
+// "spring forward") and some occur twice (a backward jump, "fall back").
+// Next follows the rules of Vixie cron, chosen by the hour field.
+//
+// Real time. If the hour field matches every hour ("*", "0-23", @hourly, and
+// specs like "*/15 * * * *", "30 * * * *" or "0 */5 * * * *"), the schedule
+// ticks at every instant whose wall-clock time matches:
+//
+//   - in a repeated hour it ticks in both passes;
+//   - wall-clock times that do not exist never tick.
+//
+// Wall clock. Otherwise (fixed hours such as "30 2 * * *", "0 9-17 * * 1-5",
+// "0 */2 * * *", and @daily, @weekly, @monthly, @yearly), every matching
+// wall-clock time ticks exactly once:
+//
+//   - A time that occurs twice ticks at its first occurrence only. In
+//     Europe/Berlin on 2026-10-25 the clock goes from 03:00 CEST back to
+//     02:00 CET; "30 2 * * *" ticks at 02:30 CEST (00:30Z) and not at
+//     02:30 CET (01:30Z).
+//   - A time that does not exist ticks once at the instant the gap ends,
+//     the first instant after the jump. In Europe/Berlin on 2026-03-29 the
+//     clock goes from 02:00 CET to 03:00 CEST; "30 2 * * *" ticks at
+//     03:00:00 CEST (01:00Z). All the skipped times of one gap share that
+//     single tick, and if the schedule also matches the wall-clock time at
+//     the end of the gap (03:00 here), that is the same tick: a tick is an
+//     instant, and an instant never ticks twice.
+//
+// Unlike Vixie cron, which checks whether the hour field is spelled with a
+// leading '*', the test is what the field matches: "0-23" counts as every
+// hour and "*/2" does not. The day, month and weekday fields have no bearing
+// on the choice.
+//
+// "@every D" is unaffected by time zones and DST.
+//
+// Next looks at most five calendar years ahead (to the end of the fifth year
+// after its argument's year) and returns the zero time if the spec has no
+// tick there, e.g. "0 0 30 2 *"; "0 0 29 2 *" always finds the next leap
+// day.
 package job
