@@ -1,0 +1,257 @@
+// Package config decodes and validates the cronlock YAML configuration file.
+//
+// Decoding is strict: unknown keys, duplicate keys, values of the wrong YAML
+// type, bad durations, time zones and cron specs, and contradictory settings
+// are all errors. Every problem found in a file is reported at once, one per
+// line and sorted by line, as
+//
+//	file:line: field.path: message
+//
+// for example
+//
+//	cronlock.yaml:14: jobs[1].schedule: invalid cron spec "0 61 * * * *": ...
+//	cronlock.yaml:9: lock.renew: must be less than lock.lease (renew 30s, lease 20s)
+//
+// Job indexes in paths are zero-based. See [FieldError].
+//
+// The file is taken literally:
+//
+//   - ${VAR} and $VAR are NOT expanded anywhere. Keep secrets out of the file
+//     and use nats.creds_file or nats.nkey_file instead of token/password.
+//   - YAML anchors, aliases, merge keys (<<) and tags (!!str) are rejected, so
+//     that what you read is what runs and every error has one location.
+//   - Scalars are not converted between types: a string field given 0755 or
+//     true is an error ("quote the value"), an integer field given "2" or 2.5
+//     is an error, a duration must be a Go duration string such as "20s".
+//   - A key whose value is empty (null) is treated exactly as if it were
+//     absent: the default applies.
+//
+// Secrets (nats.token, nats.password) are of type [Secret]; they never appear
+// in errors returned by this package or in the fmt, JSON or YAML rendering of
+// a [Config].
+package config
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	// Job time zones are resolved here; embed the tz database so that
+	// time zone names work on hosts and containers without /usr/share/zoneinfo.
+	_ "time/tzdata"
+)
+
+// Config is a decoded and validated cronlock configuration file. A Config
+// returned by Load or Parse has passed every check documented on its fields;
+// keys absent from the file hold their documented defaults.
+type Config struct {
+	NATS    NATS    `yaml:"nats"`
+	Lock    Lock    `yaml:"lock"`
+	History History `yaml:"history"`
+	HTTP    HTTP    `yaml:"http"`
+	Log     Log     `yaml:"log"`
+	// ShutdownGrace is how long cronlock waits for running jobs after a
+	// shutdown signal. Default 30s; >= 0.
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// Jobs holds at least one job, in file order, with unique names.
+	Jobs []Job `yaml:"jobs"`
+	// Path is the file name given to Load or Parse. It is not a YAML key.
+	Path string `yaml:"-"`
+}
+
+// NATS says how to reach NATS JetStream.
+type NATS struct {
+	// URL is the NATS server URL (or comma-separated URLs). Empty (the
+	// default) means: start an embedded NATS server with JetStream in-process.
+	URL string `yaml:"url"`
+	// Embedded configures the in-process server; used only when URL is empty.
+	Embedded Embedded `yaml:"embedded"`
+	// Name is the NATS client connection name. Default "cronlock".
+	Name string `yaml:"name"`
+	// At most one authentication method may be set: CredsFile, NKeyFile,
+	// Token, or User together with Password.
+	CredsFile string `yaml:"creds_file"`
+	NKeyFile  string `yaml:"nkey_file"`
+	Token     Secret `yaml:"token"`
+	User      string `yaml:"user"`
+	Password  Secret `yaml:"password"`
+	TLS       TLS    `yaml:"tls"`
+}
+
+// Embedded configures the embedded NATS server.
+type Embedded struct {
+	// StoreDir is the JetStream storage directory. Default ".cronlock/nats";
+	// must not be empty when the embedded server is used.
+	StoreDir string `yaml:"store_dir"`
+	// Listen is a host:port on which the embedded server also accepts
+	// clients, so that other replicas on this host can share it. Empty (the
+	// default) means in-process connections only.
+	Listen string `yaml:"listen"`
+}
+
+// TLS holds client TLS files for NATS. CertFile and KeyFile are both set or
+// both empty. All empty (the default) means no client TLS configuration.
+type TLS struct {
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+}
+
+// Lock configures the NATS KV lock that makes each tick run once.
+type Lock struct {
+	// Bucket is the KV bucket name ([A-Za-z0-9_-]+). Default "locks".
+	Bucket string `yaml:"bucket"`
+	// Lease is the lock TTL: a whole number of seconds, >= 1s. Default 20s.
+	Lease Duration `yaml:"lease"`
+	// Renew is how often a held lock is renewed: > 0 and < Lease. Default 10s.
+	Renew Duration `yaml:"renew"`
+	// RetryBase and RetryMax bound the (jittered, exponential) backoff
+	// between acquire attempts: 0 < RetryBase <= RetryMax. Defaults 50ms and
+	// 500ms.
+	RetryBase Duration `yaml:"retry_base"`
+	RetryMax  Duration `yaml:"retry_max"`
+	// AcquireTimeout is how long a replica keeps trying to take the lock
+	// for one tick. Default 500ms; > 0.
+	AcquireTimeout Duration `yaml:"acquire_timeout"`
+	// Replicas is the KV bucket replication factor, 1..5. Default 1.
+	Replicas int `yaml:"replicas"`
+	// Owner identifies this replica in the lock. Empty (the default) means
+	// the library default (host:pid).
+	Owner string `yaml:"owner"`
+}
+
+// History configures the shared run history kept per job.
+type History struct {
+	// Bucket is the KV bucket name ([A-Za-z0-9_-]+), different from
+	// Lock.Bucket. Default "cronlock_history".
+	Bucket string `yaml:"bucket"`
+	// Size is the number of runs kept per job, 1..64 (the NATS KV per-key
+	// history limit). Default 20.
+	Size int `yaml:"size"`
+}
+
+// HTTP configures the HTTP server for /metrics, /healthz and /readyz.
+type HTTP struct {
+	// Listen is a host:port, or empty to disable the server. Default
+	// "127.0.0.1:9090" only when the http key is absent from the file: once
+	// an http section is written, an omitted listen means disabled.
+	Listen string `yaml:"listen"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `yaml:"level"`
+	// Format is json or console. Default json.
+	Format string `yaml:"format"`
+}
+
+// Job is one scheduled command.
+type Job struct {
+	// Name is unique in the file and valid for job.ValidateName.
+	Name string `yaml:"name"`
+	// Schedule is a cron spec accepted by job.ParseSchedule (with Location).
+	Schedule string `yaml:"schedule"`
+	// Timezone is an IANA time zone name; empty means UTC, so that replicas
+	// on hosts with different local time zones agree on every tick. "Local"
+	// is accepted and means the host's zone.
+	Timezone string `yaml:"timezone"`
+	// Exactly one of Command and Shell is set. Command is an argv (non-empty,
+	// Command[0] non-empty) run without a shell; Shell is a non-empty shell
+	// command line.
+	Command []string `yaml:"command"`
+	Shell   string   `yaml:"shell"`
+	// Env holds extra environment variables; names are non-empty and
+	// contain no '=' or NUL. Nil when absent.
+	Env map[string]string `yaml:"env"`
+	// Dir is the working directory; empty means cronlock's own.
+	Dir string `yaml:"dir"`
+	// Timeout bounds one attempt; 0 (the default) means no timeout. >= 0.
+	Timeout Duration `yaml:"timeout"`
+	// Retries is how many times a failed run is retried. Default 0; >= 0.
+	Retries int `yaml:"retries"`
+	// RetryBackoff is the pause between attempts. Default 0; >= 0.
+	RetryBackoff Duration `yaml:"retry_backoff"`
+	// StartingDeadline is how late a tick may still start; 0 (the default)
+	// means no deadline. >= 0.
+	StartingDeadline Duration `yaml:"starting_deadline"`
+	// Grace is the time between SIGTERM and SIGKILL when a run must stop.
+	// Default 10s; >= 0.
+	Grace Duration `yaml:"grace"`
+
+	// Location is Timezone resolved; never nil in a validated Config.
+	Location *time.Location `yaml:"-"`
+	// Line is the 1-based line of the job's entry in the file.
+	Line int `yaml:"-"`
+}
+
+// Defaults for keys absent from the file.
+const (
+	DefaultNATSName       = "cronlock"
+	DefaultStoreDir       = ".cronlock/nats"
+	DefaultLockBucket     = "locks"
+	DefaultLease          = Duration(20 * time.Second)
+	DefaultRenew          = Duration(10 * time.Second)
+	DefaultRetryBase      = Duration(50 * time.Millisecond)
+	DefaultRetryMax       = Duration(500 * time.Millisecond)
+	DefaultAcquireTimeout = Duration(500 * time.Millisecond)
+	DefaultReplicas       = 1
+	DefaultHistoryBucket  = "cronlock_history"
+	DefaultHistorySize    = 20
+	DefaultHTTPListen     = "127.0.0.1:9090"
+	DefaultLogLevel       = "info"
+	DefaultLogFormat      = "json"
+	DefaultShutdownGrace  = Duration(30 * time.Second)
+	DefaultJobGrace       = Duration(10 * time.Second)
+)
+
+// defaults returns a Config holding every default except HTTP.Listen, which
+// depends on whether the http key is present.
+func defaults() Config {
+	return Config{
+		NATS: NATS{
+			Name:     DefaultNATSName,
+			Embedded: Embedded{StoreDir: DefaultStoreDir},
+		},
+		Lock: Lock{
+			Bucket:         DefaultLockBucket,
+			Lease:          DefaultLease,
+			Renew:          DefaultRenew,
+			RetryBase:      DefaultRetryBase,
+			RetryMax:       DefaultRetryMax,
+			AcquireTimeout: DefaultAcquireTimeout,
+			Replicas:       DefaultReplicas,
+		},
+		History:       History{Bucket: DefaultHistoryBucket, Size: DefaultHistorySize},
+		Log:           Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
+		ShutdownGrace: DefaultShutdownGrace,
+	}
+}
+
+// Load reads the file at path and returns Parse(path, contents).
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates data, the contents of the file filename
+// (used only in error messages and as Config.Path).
+//
+// On success the returned Config is fully validated and has at least one job.
+// On failure it returns a nil Config and an error joining (errors.Join) one
+// *FieldError per problem, sorted by line; errors.As finds the first.
+func Parse(filename string, data []byte) (*Config, error) {
+	d := newDecoder(filename, data)
+	cfg := d.decode()
+	if cfg != nil {
+		d.validate(cfg)
+	}
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	cfg.Path = filename
+	return cfg, nil
+}

@@ -1,0 +1,560 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// Why not yaml.UnmarshalWithOptions(data, &cfg, yaml.Strict())? goccy's
+// decoder stops at the first error, and it converts scalars silently: 2.5
+// into an int field becomes 2, "2" becomes 2, and 0755 into a string field
+// becomes "493". So the file is parsed into goccy's AST and decoded here by a
+// small schema walker driven by the yaml struct tags of Config: unknown and
+// duplicate keys are rejected (the DisallowUnknownField rule, for every key
+// at once), each scalar must already be of the field's YAML type, and every
+// error carries the token's line and the field path.
+
+// maxErrors caps how many problems one Parse reports.
+const maxErrors = 100
+
+// maxQuoted bounds how much of a value from the file an error repeats.
+const maxQuoted = 80
+
+var (
+	durationType  = reflect.TypeFor[Duration]()
+	secretType    = reflect.TypeFor[Secret]()
+	stringsType   = reflect.TypeFor[[]string]()
+	stringMapType = reflect.TypeFor[map[string]string]()
+	jobsType      = reflect.TypeFor[[]Job]()
+)
+
+// decoder turns the AST of one file into a Config and collects problems.
+type decoder struct {
+	file string
+	data []byte
+	errs []*FieldError
+	// lines maps the path of every key written in the file (and of every
+	// list element and env variable) to its line, null values included.
+	lines map[string]int
+	// set holds the paths whose value in the file is not null.
+	set map[string]bool
+	// failed holds the paths that already have an error, so that checks
+	// depending on them stay quiet instead of piling up follow-on errors.
+	failed map[string]bool
+}
+
+func newDecoder(file string, data []byte) *decoder {
+	return &decoder{
+		file:   file,
+		data:   data,
+		lines:  map[string]int{},
+		set:    map[string]bool{},
+		failed: map[string]bool{},
+	}
+}
+
+// problem records an error at line for path, and marks path as failed.
+func (d *decoder) problem(line int, path, format string, args ...any) {
+	d.failed[path] = true
+	d.notice(line, path, format, args...)
+}
+
+// notice records an error at line for path without marking path as failed:
+// for errors that say nothing about the value decoded for path.
+func (d *decoder) notice(line int, path, format string, args ...any) {
+	d.errs = append(d.errs, &FieldError{File: d.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// err returns the collected problems sorted by line, or nil.
+func (d *decoder) err() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].Line < d.errs[j].Line })
+	errs := make([]error, 0, min(len(d.errs), maxErrors)+1)
+	for i, e := range d.errs {
+		if i == maxErrors {
+			errs = append(errs, &FieldError{File: d.file, Msg: fmt.Sprintf("%d more problems not shown", len(d.errs)-maxErrors)})
+			break
+		}
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// decode parses the file and decodes it over the defaults. It returns nil
+// when the file is not valid YAML; other problems are recorded and a
+// partially decoded Config is returned for validation.
+func (d *decoder) decode() *Config {
+	file, err := parse(d.data)
+	if err != nil {
+		d.syntaxError(err)
+		return nil
+	}
+	var body ast.Node
+	for _, doc := range file.Docs {
+		if doc == nil || isNull(doc.Body) {
+			continue
+		}
+		if body != nil {
+			d.problem(line(doc.Body), "", "more than one YAML document (---) in the file; write a single document")
+			break
+		}
+		body = doc.Body
+	}
+	cfg := defaults()
+	if body != nil {
+		if _, ok := body.(*ast.MappingNode); ok {
+			d.value(body, "", reflect.ValueOf(&cfg).Elem())
+		} else if d.supported(body, "") {
+			d.problem(line(body), "", "the file must be a mapping of keys (nats, lock, ..., jobs), got %s", kind(body))
+		}
+	}
+	if !d.set["http"] {
+		cfg.HTTP.Listen = DefaultHTTPListen
+	}
+	return &cfg
+}
+
+// parse runs goccy's parser, turning a panic in it into an error: no input
+// may crash the caller.
+func parse(data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, errors.New("the YAML parser failed on this input")
+		}
+	}()
+	// Duplicate keys are reported by the decoder, with their field path,
+	// all at once.
+	return parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+}
+
+// secretKey matches a line holding a key whose value may be a secret: token
+// and password, and keys such as API_TOKEN or DB_PASSWORD in env.
+var secretKey = regexp.MustCompile(`(?i)(token|passw|secret|key|credential)[a-z0-9_.-]*["']?\s*:`)
+
+// quotedText matches Go-quoted strings and runes inside parser messages.
+var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
+
+// secretLine reports whether the 1-based line ln of data may hold (part of)
+// a secret: it has a secret-looking key, or it continues the value of such a
+// key (the nearest line above it that is indented less is such a key's).
+func secretLine(data []byte, ln int) bool {
+	lines := strings.Split(string(data), "\n")
+	if ln < 1 || ln > len(lines) {
+		return false
+	}
+	for ln > 1 && strings.TrimSpace(lines[ln-1]) == "" {
+		ln-- // a blank line belongs to the value above it, if any
+	}
+	if secretKey.MatchString(lines[ln-1]) {
+		return true
+	}
+	in := indent(lines[ln-1])
+	for i := ln - 2; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" && indent(lines[i]) < in {
+			return secretKey.MatchString(lines[i])
+		}
+	}
+	return false
+}
+
+// indent returns the column where the content of line s starts, counting
+// the "- " of list entries as indentation.
+func indent(s string) int { return len(s) - len(strings.TrimLeft(s, " \t-")) }
+
+// syntaxError records a YAML syntax error. goccy's messages can quote a bit
+// of the offending text (a block scalar header, an escape, a tag character);
+// when the error is on a line that may hold a secret, quoted text is
+// redacted. The source excerpt goccy appends is never included.
+func (d *decoder) syntaxError(err error) {
+	ln, msg := 0, err.Error()
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		msg = ye.GetMessage()
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			ln = tk.Position.Line
+		}
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if ln <= 0 || secretLine(d.data, ln) {
+		msg = quotedText.ReplaceAllString(msg, Redacted)
+	}
+	d.problem(max(ln, 0), "", "invalid YAML: %s", msg)
+}
+
+// supported rejects the YAML features this package does not accept.
+func (d *decoder) supported(n ast.Node, path string) bool {
+	switch n.(type) {
+	case *ast.AnchorNode:
+		d.problem(line(n), path, "YAML anchors (&name) are not supported; write the value out")
+	case *ast.AliasNode:
+		d.problem(line(n), path, "YAML aliases (*name) are not supported; write the value out")
+	case *ast.TagNode:
+		d.problem(line(n), path, "YAML tags (!tag) are not supported; quote the value if it must be a string")
+	case *ast.MergeKeyNode:
+		d.problem(line(n), path, "YAML merge keys (<<) are not supported; write the keys out")
+	default:
+		return true
+	}
+	return false
+}
+
+// value decodes n into v, whose type is one of the types used in Config.
+func (d *decoder) value(n ast.Node, path string, v reflect.Value) {
+	if !d.supported(n, path) {
+		return
+	}
+	switch t := v.Type(); {
+	case t == durationType:
+		if dur, ok := d.duration(n, path); ok {
+			v.SetInt(int64(dur))
+		}
+	case t == stringsType:
+		d.strings(n, path, v)
+	case t == stringMapType:
+		d.stringMap(n, path, v)
+	case t == jobsType:
+		d.jobs(n, path, v)
+	case t.Kind() == reflect.String: // string and Secret
+		if s, ok := d.str(n, path); ok {
+			v.SetString(s)
+		}
+	case t.Kind() == reflect.Int:
+		if i, ok := d.int(n, path); ok {
+			v.SetInt(int64(i))
+		}
+	case t.Kind() == reflect.Struct:
+		d.structure(n, path, v)
+	default:
+		d.problem(line(n), path, "internal error: no decoder for %s", t)
+	}
+}
+
+// fieldIndex maps the yaml tag names of a struct type to field indexes.
+func fieldIndex(t reflect.Type) (map[string]int, []string) {
+	idx := map[string]int{}
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		idx[name] = i
+		names = append(names, name)
+	}
+	return idx, names
+}
+
+// structure decodes a mapping into the struct v, rejecting unknown and
+// duplicate keys. Keys with a null value leave the field untouched.
+func (d *decoder) structure(n ast.Node, path string, v reflect.Value) {
+	m, ok := n.(*ast.MappingNode)
+	if !ok {
+		d.typeError(n, path, "a mapping")
+		return
+	}
+	fields, names := fieldIndex(v.Type())
+	d.entries(m, path, func(name, child string, keyLine int, val ast.Node) {
+		i, known := fields[name]
+		if !known {
+			d.problem(keyLine, child, "unknown key (valid keys here: %s)", strings.Join(names, ", "))
+			return
+		}
+		d.lines[child] = keyLine
+		if isNull(val) {
+			return
+		}
+		d.set[child] = true
+		d.value(val, child, v.Field(i))
+	})
+}
+
+// entries calls fn for each key-value pair of m whose key is a plain string
+// and not a repeat of an earlier key, with the key's path and line.
+func (d *decoder) entries(m *ast.MappingNode, path string, fn func(name, child string, keyLine int, val ast.Node)) {
+	seen := map[string]int{}
+	for _, mv := range m.Values {
+		if mv == nil || mv.Key == nil {
+			continue
+		}
+		kl := line(mv.Key)
+		if !d.supported(mv.Key, path) {
+			continue
+		}
+		k, ok := mv.Key.(*ast.StringNode)
+		if !ok {
+			d.notice(kl, path, "keys must be strings, got %s", kind(mv.Key))
+			continue
+		}
+		child := join(path, k.Value)
+		if first, dup := seen[k.Value]; dup {
+			// The first value stays decoded and checked.
+			d.notice(kl, child, "duplicate key (first at line %d)", first)
+			continue
+		}
+		seen[k.Value] = kl
+		fn(k.Value, child, kl, mv.Value)
+	}
+}
+
+// str decodes a string scalar (plain, quoted or block).
+func (d *decoder) str(n ast.Node, path string) (string, bool) {
+	switch n := n.(type) {
+	case *ast.StringNode:
+		return n.Value, true
+	case *ast.LiteralNode:
+		if n.Value == nil {
+			return "", true
+		}
+		return n.Value.Value, true
+	}
+	d.typeError(n, path, "a string")
+	return "", false
+}
+
+// int decodes an integer scalar.
+func (d *decoder) int(n ast.Node, path string) (int, bool) {
+	if in, ok := n.(*ast.IntegerNode); ok {
+		switch x := in.Value.(type) {
+		case int64:
+			if x >= math.MinInt && x <= math.MaxInt {
+				return int(x), true
+			}
+		case uint64:
+			if x <= math.MaxInt {
+				return int(x), true
+			}
+		}
+		d.problem(line(n), path, "integer out of range")
+		return 0, false
+	}
+	if s, ok := n.(*ast.StringNode); ok && isPlain(s) && isDigits(strings.TrimLeft(s.Value, "+-")) {
+		// goccy leaves integers that overflow 64 bits as strings.
+		d.problem(line(n), path, "integer out of range")
+		return 0, false
+	}
+	d.typeError(n, path, "an integer")
+	return 0, false
+}
+
+// duration decodes a non-negative Go duration string.
+func (d *decoder) duration(n ast.Node, path string) (Duration, bool) {
+	switch n := n.(type) {
+	case *ast.StringNode:
+		dur, err := time.ParseDuration(n.Value)
+		if err != nil {
+			d.problem(line(n), path, "invalid duration %s: use a Go duration such as \"20s\", \"1m30s\" or \"500ms\"", quote(n.Value))
+			return 0, false
+		}
+		if dur < 0 {
+			d.problem(line(n), path, "must not be negative, got %s", dur)
+			return 0, false
+		}
+		return Duration(dur), true
+	case *ast.IntegerNode, *ast.FloatNode:
+		d.problem(line(n), path, "a bare number is not a duration: add a unit, such as \"20s\" or \"500ms\"")
+		return 0, false
+	}
+	d.typeError(n, path, "a duration string such as \"20s\"")
+	return 0, false
+}
+
+// strings decodes a list of strings into v (a []string), leaving an empty,
+// non-nil slice for an empty list.
+func (d *decoder) strings(n ast.Node, path string, v reflect.Value) {
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.typeError(n, path, "a list of strings")
+		return
+	}
+	out := make([]string, 0, len(seq.Values))
+	for i, el := range seq.Values {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d.lines[p] = entryLine(seq, i)
+		if el == nil || !d.supported(el, p) {
+			continue
+		}
+		if s, ok := d.str(el, p); ok {
+			out = append(out, s)
+		}
+	}
+	v.Set(reflect.ValueOf(out))
+}
+
+// stringMap decodes a mapping of strings to strings into v.
+func (d *decoder) stringMap(n ast.Node, path string, v reflect.Value) {
+	m, ok := n.(*ast.MappingNode)
+	if !ok {
+		d.typeError(n, path, "a mapping of strings")
+		return
+	}
+	out := make(map[string]string, len(m.Values))
+	d.entries(m, path, func(name, child string, keyLine int, val ast.Node) {
+		d.lines[child] = keyLine
+		if val == nil || !d.supported(val, child) {
+			return
+		}
+		if s, ok := d.str(val, child); ok {
+			out[name] = s
+		}
+	})
+	v.Set(reflect.ValueOf(out))
+}
+
+// jobs decodes the list of jobs into v (a []Job). Each job starts from the
+// job defaults and records its line.
+func (d *decoder) jobs(n ast.Node, path string, v reflect.Value) {
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.typeError(n, path, "a list of jobs")
+		return
+	}
+	out := make([]Job, 0, len(seq.Values))
+	for i, el := range seq.Values {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		j := Job{Grace: DefaultJobGrace, Line: entryLine(seq, i)}
+		d.lines[p] = j.Line
+		if el == nil || isNull(el) {
+			d.problem(j.Line, p, "empty job; expected a mapping with name, schedule and command or shell")
+		} else {
+			d.value(el, p, reflect.ValueOf(&j).Elem())
+		}
+		out = append(out, j)
+	}
+	v.Set(reflect.ValueOf(out))
+}
+
+// typeError records that n is not of the wanted YAML type.
+func (d *decoder) typeError(n ast.Node, path, want string) {
+	hint := ""
+	switch n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		if want == "a string" {
+			hint = "; quote the value to make it a string"
+		}
+	}
+	d.problem(line(n), path, "expected %s, got %s%s", want, kind(n), hint)
+}
+
+// kind names the YAML type of n for error messages.
+func kind(n ast.Node) string {
+	switch n.(type) {
+	case nil, *ast.NullNode:
+		return "nothing (null)"
+	case *ast.StringNode, *ast.LiteralNode:
+		return "a string"
+	case *ast.IntegerNode:
+		return "an integer"
+	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
+		return "a number"
+	case *ast.BoolNode:
+		return "a boolean"
+	case *ast.MappingNode:
+		return "a mapping"
+	case *ast.SequenceNode:
+		return "a list"
+	}
+	return n.Type().String()
+}
+
+// line returns the 1-based line of n's first token, or 0.
+func line(n ast.Node) int {
+	if n == nil {
+		return 0
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		return tk.Position.Line
+	}
+	return 0
+}
+
+// entryLine returns the line of the i-th entry of seq: its '-' for block
+// lists, its value otherwise.
+func entryLine(seq *ast.SequenceNode, i int) int {
+	if i < len(seq.Entries) && seq.Entries[i] != nil && seq.Entries[i].Start != nil && seq.Entries[i].Start.Position != nil {
+		return seq.Entries[i].Start.Position.Line
+	}
+	if l := line(seq.Values[i]); l > 0 {
+		return l
+	}
+	return line(seq)
+}
+
+func isNull(n ast.Node) bool {
+	if n == nil {
+		return true
+	}
+	_, ok := n.(*ast.NullNode)
+	return ok
+}
+
+// isPlain reports whether s was written without quotes.
+func isPlain(s *ast.StringNode) bool {
+	return s.Token != nil && s.Token.Type == token.StringType
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// simpleKey matches keys that can follow a '.' in a field path unquoted.
+var simpleKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// join appends key to a field path: "a.b", or a["odd key"] when the key
+// would be ambiguous in a path.
+func join(path, key string) string {
+	if !simpleKey.MatchString(key) {
+		return path + "[" + quote(key) + "]"
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// parent returns the path one level up: "jobs[1].name" -> "jobs[1]" ->
+// "jobs" -> "".
+func parent(path string) string {
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}
+
+// quote returns s Go-quoted for a message, shortened when long.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]+"…") + fmt.Sprintf(" (%d bytes)", len(s))
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,248 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cronlock/cronlock/job"
+)
+
+// bucketName is what NATS accepts as a KV bucket name.
+var bucketName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// History.Size bounds: NATS KV keeps at most 64 revisions per key.
+const (
+	minHistorySize = 1
+	maxHistorySize = 64
+	maxReplicas    = 5
+)
+
+// isFailed reports whether path or one of its ancestors already has an error.
+func (d *decoder) isFailed(path string) bool {
+	for p := path; p != ""; p = parent(p) {
+		if d.failed[p] {
+			return true
+		}
+	}
+	return d.failed[""]
+}
+
+// lineOf returns the line of the first of paths written in the file; when
+// none is, the line of the nearest written ancestor of paths[0]; else 1.
+func (d *decoder) lineOf(paths ...string) int {
+	for _, p := range paths {
+		if l, ok := d.lines[p]; ok && l > 0 {
+			return l
+		}
+	}
+	for p := parent(paths[0]); p != ""; p = parent(p) {
+		if l, ok := d.lines[p]; ok && l > 0 {
+			return l
+		}
+	}
+	return 1
+}
+
+// check records a problem for path unless path (or an ancestor) already has
+// one. The line is that of the first written of path and also.
+func (d *decoder) check(bad bool, path string, also []string, format string, args ...any) {
+	if !bad || d.isFailed(path) {
+		return
+	}
+	for _, a := range also {
+		if d.isFailed(a) {
+			return
+		}
+	}
+	d.problem(d.lineOf(append([]string{path}, also...)...), path, format, args...)
+}
+
+// validate checks the rules that involve values rather than YAML types, and
+// resolves job time zones.
+func (d *decoder) validate(c *Config) {
+	d.validateNATS(&c.NATS)
+	d.validateLock(&c.Lock)
+
+	h := &c.History
+	d.checkBucket("history.bucket", h.Bucket)
+	d.check(h.Bucket == c.Lock.Bucket, "history.bucket", []string{"lock.bucket"},
+		"must differ from lock.bucket (both are %s)", quote(h.Bucket))
+	d.check(h.Size < minHistorySize || h.Size > maxHistorySize, "history.size", nil,
+		"must be between %d and %d (NATS KV keeps at most %d revisions per key), got %d",
+		minHistorySize, maxHistorySize, maxHistorySize, h.Size)
+
+	if c.HTTP.Listen != "" {
+		d.checkListen("http.listen", c.HTTP.Listen)
+	}
+
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		d.check(true, "log.level", nil, "unknown level %s; use debug, info, warn or error", quote(c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "json", "console":
+	default:
+		d.check(true, "log.format", nil, "unknown format %s; use json or console", quote(c.Log.Format))
+	}
+
+	d.check(len(c.Jobs) == 0, "jobs", nil, "at least one job is required")
+	names := map[string]int{} // job name -> index of its first job
+	for i := range c.Jobs {
+		d.validateJob(c, i, names)
+	}
+}
+
+func (d *decoder) validateNATS(n *NATS) {
+	d.check(n.URL == "" && n.Embedded.StoreDir == "", "nats.embedded.store_dir", []string{"nats.url"},
+		"must not be empty when nats.url is empty (the embedded server stores JetStream data there)")
+	if n.Embedded.Listen != "" {
+		d.checkListen("nats.embedded.listen", n.Embedded.Listen)
+	}
+
+	// One authentication method at most.
+	methods := []struct {
+		path string
+		set  bool
+	}{
+		{"nats.creds_file", n.CredsFile != ""},
+		{"nats.nkey_file", n.NKeyFile != ""},
+		{"nats.token", n.Token != ""},
+		{"nats.user", n.User != "" || n.Password != ""},
+	}
+	first := ""
+	for _, m := range methods {
+		if !m.set {
+			continue
+		}
+		if first == "" {
+			first = m.path
+			continue
+		}
+		path := m.path
+		if path == "nats.user" && n.User == "" {
+			path = "nats.password"
+		}
+		d.check(true, path, []string{first},
+			"conflicts with %s: set only one of creds_file, nkey_file, token or user and password", first)
+	}
+	d.check(n.User != "" && n.Password == "", "nats.password", []string{"nats.user"}, "is required when nats.user is set")
+	d.check(n.User == "" && n.Password != "", "nats.user", []string{"nats.password"}, "is required when nats.password is set")
+	d.check(n.TLS.CertFile != "" && n.TLS.KeyFile == "", "nats.tls.key_file", []string{"nats.tls.cert_file"},
+		"is required when nats.tls.cert_file is set")
+	d.check(n.TLS.CertFile == "" && n.TLS.KeyFile != "", "nats.tls.cert_file", []string{"nats.tls.key_file"},
+		"is required when nats.tls.key_file is set")
+}
+
+func (d *decoder) validateLock(l *Lock) {
+	d.checkBucket("lock.bucket", l.Bucket)
+	lease := l.Lease.Duration()
+	d.check(lease < time.Second, "lock.lease", nil, "must be at least 1s, got %s", lease)
+	d.check(lease >= time.Second && lease%time.Second != 0, "lock.lease", nil,
+		"must be a whole number of seconds (NATS KV TTLs have one-second resolution), got %s", lease)
+	d.check(l.Renew == 0, "lock.renew", nil, "must be greater than 0")
+	d.check(l.Renew != 0 && l.Renew >= l.Lease, "lock.renew", []string{"lock.lease"},
+		"must be less than lock.lease (renew %s, lease %s)", l.Renew, l.Lease)
+	d.check(l.RetryBase == 0, "lock.retry_base", nil, "must be greater than 0")
+	d.check(l.RetryMax == 0, "lock.retry_max", nil, "must be greater than 0")
+	d.check(l.RetryBase > l.RetryMax && l.RetryMax != 0, "lock.retry_base", []string{"lock.retry_max"},
+		"must not exceed lock.retry_max (retry_base %s, retry_max %s)", l.RetryBase, l.RetryMax)
+	d.check(l.AcquireTimeout == 0, "lock.acquire_timeout", nil, "must be greater than 0")
+	d.check(l.Replicas < 1 || l.Replicas > maxReplicas, "lock.replicas", nil,
+		"must be between 1 and %d, got %d", maxReplicas, l.Replicas)
+}
+
+func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
+	j := &c.Jobs[i]
+	p := fmt.Sprintf("jobs[%d]", i)
+	if d.isFailed(p) {
+		return
+	}
+	at := func(key string) string { return p + "." + key }
+
+	// Name: required, valid, unique.
+	switch {
+	case !d.set[at("name")]:
+		d.check(true, at("name"), nil, "is required")
+	default:
+		if err := job.ValidateName(j.Name); err != nil {
+			d.check(true, at("name"), nil, "%v", err)
+		} else if first, dup := names[j.Name]; dup {
+			d.check(true, at("name"), nil, "duplicate job name %s (first used by jobs[%d] at line %d)",
+				quote(j.Name), first, c.Jobs[first].Line)
+		} else {
+			names[j.Name] = i
+		}
+	}
+
+	// Time zone, then the schedule in it.
+	j.Location = time.UTC
+	if j.Timezone != "" {
+		loc, err := time.LoadLocation(j.Timezone)
+		if err != nil {
+			j.Location = nil
+			d.check(true, at("timezone"), nil, "unknown time zone %s; use an IANA name such as \"Europe/Berlin\", or \"UTC\"",
+				quote(j.Timezone))
+		} else {
+			j.Location = loc
+		}
+	}
+	switch {
+	case !d.set[at("schedule")]:
+		d.check(true, at("schedule"), nil, "is required")
+	case strings.TrimSpace(j.Schedule) == "":
+		d.check(true, at("schedule"), nil, "must not be empty")
+	case j.Location != nil:
+		if _, err := job.ParseSchedule(j.Schedule, j.Location); err != nil {
+			d.check(true, at("schedule"), nil, "%v", err)
+		}
+	}
+
+	// Exactly one of command and shell.
+	hasCmd, hasShell := d.set[at("command")], d.set[at("shell")]
+	switch {
+	case hasCmd && hasShell:
+		d.check(true, at("shell"), []string{at("command")}, "command and shell are mutually exclusive; set only one")
+	case !hasCmd && !hasShell:
+		d.check(true, p, nil, "one of command or shell is required")
+	case hasCmd && len(j.Command) == 0:
+		d.check(true, at("command"), nil, "must not be an empty list")
+	case hasCmd && j.Command[0] == "":
+		d.check(true, at("command")+"[0]", nil, "the program must not be empty")
+	case hasShell && strings.TrimSpace(j.Shell) == "":
+		d.check(true, at("shell"), nil, "must not be empty")
+	}
+	for k, a := range j.Command {
+		d.check(strings.IndexByte(a, 0) >= 0, fmt.Sprintf("%s[%d]", at("command"), k), nil, "must not contain a NUL byte")
+	}
+	d.check(strings.IndexByte(j.Shell, 0) >= 0, at("shell"), nil, "must not contain a NUL byte")
+	d.check(strings.IndexByte(j.Dir, 0) >= 0, at("dir"), nil, "must not contain a NUL byte")
+	for _, k := range slices.Sorted(maps.Keys(j.Env)) {
+		kp, v := join(at("env"), k), j.Env[k]
+		d.check(k == "" || strings.ContainsAny(k, "=\x00"), kp, nil,
+			"invalid environment variable name: must be non-empty and contain no '=' or NUL")
+		d.check(strings.IndexByte(v, 0) >= 0, kp, nil, "must not contain a NUL byte")
+	}
+	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
+}
+
+func (d *decoder) checkBucket(path, name string) {
+	d.check(!bucketName.MatchString(name), path, nil,
+		"invalid bucket name %s: use letters, digits, '_' and '-'", quote(name))
+}
+
+// checkListen validates a host:port listen address (host may be empty).
+func (d *decoder) checkListen(path, addr string) {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = strconv.ParseUint(port, 10, 16)
+	}
+	d.check(err != nil, path, nil, "invalid listen address %s: want host:port such as \"127.0.0.1:9090\" or \":9090\"",
+		quote(addr))
+}
