@@ -50,10 +50,9 @@ func (s *specSchedule) Next(t time.Time) time.Time {
 		return time.Time{}
 	}
 	u := sec + 1 // the first whole second strictly after t
-	first := time.Unix(u, 0).In(s.loc)
-	lastYear := int64(first.Year()) + searchYears
+	at := time.Unix(u, 0).In(s.loc)
+	lastYear := int64(at.Year()) + searchYears
 	for range maxSegments {
-		at := time.Unix(u, 0).In(s.loc)
 		_, off := at.Zone()
 		start, end := at.ZoneBounds()
 		offset := int64(off)
@@ -86,7 +85,7 @@ func (s *specSchedule) Next(t time.Time) time.Time {
 		if end.IsZero() || w-offset < end.Unix() {
 			return time.Unix(w-offset, 0).In(s.loc)
 		}
-		u = end.Unix()
+		u, at = end.Unix(), end // ZoneBounds returns end in s.loc
 	}
 	return time.Time{}
 }
