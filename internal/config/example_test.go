@@ -1,0 +1,172 @@
+package config
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"reflect"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cronlock/cronlock/job"
+)
+
+const examplePath = "../../config.example.yaml"
+
+// schemaKeys returns the field path of every key the file format has, with
+// list indexes written "[]": "nats", "nats.embedded", ..., "jobs[].grace".
+func schemaKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		p := join(prefix, name)
+		keys = append(keys, p)
+		switch {
+		case f.Type == jobsType:
+			keys = append(keys, schemaKeys(f.Type.Elem(), p+"[]")...)
+		case f.Type.Kind() == reflect.Struct && f.Type != durationType:
+			keys = append(keys, schemaKeys(f.Type, p)...)
+		}
+	}
+	return keys
+}
+
+var listIndex = regexp.MustCompile(`\[\d+\]`)
+
+func TestExampleDocumentsEveryKey(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDecoder(examplePath, data)
+	if d.decode() == nil || len(d.errs) > 0 {
+		t.Fatalf("decode: %v", d.err())
+	}
+	// First line where each key (list indexes erased) is written non-null.
+	written := map[string]int{}
+	for p, l := range d.lines {
+		if !d.set[p] {
+			continue
+		}
+		p = listIndex.ReplaceAllString(p, "[]")
+		if old, ok := written[p]; !ok || l < old {
+			written[p] = l
+		}
+	}
+	lines := strings.Split(string(data), "\n")
+	keys := schemaKeys(reflect.TypeFor[Config](), "")
+	if len(keys) < 40 { // 46 today; guards against a broken schemaKeys
+		t.Fatalf("schemaKeys found only %d keys: %v", len(keys), keys)
+	}
+	for _, k := range keys {
+		l, ok := written[k]
+		if !ok {
+			t.Errorf("%s: key not set in %s", k, examplePath)
+			continue
+		}
+		// A comment on the key's line or on the line just above it.
+		if !strings.Contains(lines[l-1], " #") && !strings.HasPrefix(strings.TrimSpace(lines[l-2]), "#") {
+			t.Errorf("%s:%d: key %s has no comment", examplePath, l, k)
+		}
+	}
+}
+
+func TestExampleDecodes(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grace := Duration(10 * time.Second)
+	want := &Config{
+		NATS: NATS{Name: "cronlock", Embedded: Embedded{StoreDir: ".cronlock/nats"}},
+		Lock: Lock{
+			Bucket: "locks", Lease: Duration(20 * time.Second), Renew: Duration(10 * time.Second),
+			RetryBase: Duration(50 * time.Millisecond), RetryMax: Duration(500 * time.Millisecond),
+			AcquireTimeout: Duration(500 * time.Millisecond), Replicas: 1,
+		},
+		History:       History{Bucket: "cronlock_history", Size: 20},
+		HTTP:          HTTP{Listen: "127.0.0.1:9090"},
+		Log:           Log{Level: "info", Format: "json"},
+		ShutdownGrace: Duration(30 * time.Second),
+		Jobs: []Job{{
+			Name: "hello", Schedule: "*/10 * * * * *", Shell: "date; echo hello from $CRONLOCK_JOB",
+			Grace: grace, Location: time.UTC,
+		}, {
+			Name: "tick", Schedule: "@every 30s", Command: []string{"sh", "-c", "echo tick $CRONLOCK_TICK"},
+			Grace: grace, Location: time.UTC,
+		}, {
+			Name: "reports.minutely", Schedule: "0 * * * * *", Timezone: "Europe/Berlin",
+			Command: []string{"sh", "-c", `echo "$GREETING from $(pwd)"; date -u`},
+			Env:     map[string]string{"GREETING": "hello"}, Dir: "/tmp",
+			Timeout: Duration(20 * time.Second), Retries: 2, RetryBackoff: Duration(5 * time.Second),
+			StartingDeadline: Duration(30 * time.Second), Grace: grace, Location: berlin,
+		}},
+		Path: examplePath,
+	}
+	for i := range cfg.Jobs {
+		if cfg.Jobs[i].Line == 0 {
+			t.Errorf("jobs[%d].Line = 0", i)
+		}
+		cfg.Jobs[i].Line = 0
+	}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("example:\n got %+v\nwant %+v", cfg, want)
+	}
+
+	// Every example job ticks at least once a minute, so a new user sees
+	// output quickly.
+	now := time.Date(2026, 3, 29, 0, 59, 58, 0, time.UTC)
+	for _, j := range cfg.Jobs {
+		s, err := job.ParseSchedule(j.Schedule, j.Location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next := s.Next(now); next.IsZero() || next.Sub(now) > time.Minute {
+			t.Errorf("%s: next tick after %v is %v", j.Name, now, next)
+		}
+	}
+}
+
+// TestExampleJobsRun runs each example job's command the way the runner
+// does (argv directly, shell with /bin/sh -c) to show they need no setup.
+func TestExampleJobsRun(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("example jobs target Linux")
+	}
+	cfg, err := Load(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range cfg.Jobs {
+		argv := j.Command
+		if j.Shell != "" {
+			argv = []string{"/bin/sh", "-c", j.Shell}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = j.Dir
+		cmd.Env = append(os.Environ(), "CRONLOCK_JOB="+j.Name, "CRONLOCK_TICK=2026-01-01T00:00:00Z")
+		for k, v := range j.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil || len(out) == 0 {
+			t.Errorf("%s: %v, output %q", j.Name, err, out)
+		}
+	}
+}
