@@ -1,0 +1,189 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+)
+
+// Defaults applied when the corresponding Command field is zero.
+const (
+	DefaultGrace   = 10 * time.Second
+	DefaultMaxLine = 16 << 10
+)
+
+// Command describes one external job command. The zero value is not runnable:
+// exactly one of Argv and Shell must be set. The command's stdin is /dev/null.
+type Command struct {
+	// Argv is executed directly; Argv[0] is looked up in the job's PATH
+	// unless it contains a slash (then it is relative to Dir).
+	Argv []string
+	// Shell is run as /bin/sh -c Shell.
+	Shell string
+	// Env is added on top of cronlock's own environment. The extraEnv
+	// passed to Run overrides it.
+	Env map[string]string
+	// Dir is the working directory; "" means cronlock's.
+	Dir string
+	// Grace is how long the job may take to exit after SIGTERM before the
+	// group gets SIGKILL; 0 means DefaultGrace. It also bounds how long
+	// leftovers of a finished job and escaped holders of its output are
+	// waited for (see the package documentation).
+	Grace time.Duration
+	// MaxLine is the longest logged output line in bytes; longer lines are
+	// cut (at a UTF-8 boundary where possible), the rest of the line is
+	// discarded and the entry carries truncated=true. 0 means
+	// DefaultMaxLine. Memory used per stream is bounded by about MaxLine.
+	MaxLine int
+	// Logger receives each stdout line at info level and each stderr line
+	// at warn level, with field "stream" ("stdout" or "stderr"). Both
+	// streams are logged concurrently, so its writer must be safe for
+	// concurrent use (see zerolog.SyncWriter). The zero value discards.
+	Logger zerolog.Logger
+}
+
+// ExitError reports a command that ran but did not exit with status 0.
+type ExitError struct {
+	// Code is the exit status, or -1 if the command was killed by a signal.
+	Code int
+	// Signal is the signal that killed the command, 0 if it exited.
+	Signal syscall.Signal
+}
+
+func (e *ExitError) Error() string {
+	if e.Signal != 0 {
+		return "proc: command killed by signal " + e.Signal.String()
+	}
+	return fmt.Sprintf("proc: command exited with status %d", e.Code)
+}
+
+func (c Command) grace() time.Duration {
+	if c.Grace > 0 {
+		return c.Grace
+	}
+	return DefaultGrace
+}
+
+func (c Command) maxLine() int {
+	if c.MaxLine > 0 {
+		return c.MaxLine
+	}
+	return DefaultMaxLine
+}
+
+// argv returns the argument vector to execute, or an error if the Command is
+// not well formed.
+func (c Command) argv() ([]string, error) {
+	switch {
+	case len(c.Argv) > 0 && c.Shell != "":
+		return nil, errors.New("proc: both Argv and Shell are set")
+	case len(c.Argv) > 0:
+		if c.Argv[0] == "" {
+			return nil, errors.New("proc: empty Argv[0]")
+		}
+		return c.Argv, nil
+	case c.Shell != "":
+		return []string{"/bin/sh", "-c", c.Shell}, nil
+	default:
+		return nil, errors.New("proc: neither Argv nor Shell is set")
+	}
+}
+
+// environ returns cronlock's environment, then Env (in key order), then
+// extraEnv. Later entries win (os/exec keeps the last value of a key).
+func (c Command) environ(extraEnv []string) ([]string, error) {
+	env := os.Environ()
+	keys := make([]string, 0, len(c.Env))
+	for k := range c.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return nil, fmt.Errorf("proc: invalid environment variable name %q", k)
+		}
+		env = append(env, k+"="+c.Env[k])
+	}
+	for _, kv := range extraEnv {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("proc: invalid environment entry %q, want KEY=VALUE", kv)
+		}
+		env = append(env, kv)
+	}
+	return env, nil
+}
+
+// pump logs r line by line until r fails or reaches EOF. A line longer than
+// maxLine is logged cut, with truncated=true, and the rest of it up to the
+// next newline is read and dropped, so memory stays bounded by the reader's
+// buffer of maxLine+2 bytes (room for "\r\n") whatever the job writes. A trailing "\n" or
+// "\r\n" is not logged; a final line without newline is.
+func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, maxLine int) {
+	br := bufio.NewReaderSize(r, maxLine+2)
+	discarding := false // inside the dropped rest of a cut line
+	for {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			if !discarding {
+				emit(log, level, stream, line, maxLine)
+				discarding = true
+			}
+			continue
+		case len(line) == 0:
+		case discarding:
+			// The end (or, at EOF, the last piece) of a cut line.
+			discarding = false
+		default:
+			line = line[:len(line)-len(eol(line))]
+			emit(log, level, stream, line, maxLine)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// eol returns the line terminator at the end of line: "\r\n", "\n" or "".
+func eol(line []byte) string {
+	switch {
+	case len(line) >= 2 && line[len(line)-2] == '\r' && line[len(line)-1] == '\n':
+		return "\r\n"
+	case len(line) >= 1 && line[len(line)-1] == '\n':
+		return "\n"
+	}
+	return ""
+}
+
+// emit logs line, cut to maxLine bytes if longer.
+func emit(log *zerolog.Logger, level zerolog.Level, stream string, line []byte, maxLine int) {
+	truncated := len(line) > maxLine
+	if truncated {
+		line = line[:cutPoint(line, maxLine)]
+	}
+	ev := log.WithLevel(level).Str("stream", stream)
+	if truncated {
+		ev = ev.Bool("truncated", true)
+	}
+	ev.Msg(string(line))
+}
+
+// cutPoint returns where to cut b (len(b) > n) to keep at most n bytes without
+// splitting a UTF-8 sequence; for bytes that are not UTF-8 it returns n.
+func cutPoint(b []byte, n int) int {
+	for i := n; i > 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			return i
+		}
+	}
+	return n
+}
