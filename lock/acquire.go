@@ -94,14 +94,22 @@ func (l *Locker) acquire(ctx context.Context, key string, o acquireOptions, dead
 
 	a := &attempt{l: l, key: key, owner: o.owner, id: nuid.Next()}
 	var lastErr error
-	useHint := false
+	useHint, contended := false, false
 	for n := 0; ; {
 		wake := l.tracker.changed(key)
 		lease, err := a.try(tctx, useHint)
 		if lease != nil {
 			return lease, nil
 		}
-		lastErr = err
+		switch {
+		case err == nil:
+			contended, lastErr = true, nil
+		case contended && tctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
+			// An attempt cut short by the timeout after the key was seen
+			// held: that is contention, not an outage.
+		default:
+			lastErr = err
+		}
 		timer := time.NewTimer(backoff(n, l.opts.AcquireRetryBaseDelay, l.opts.AcquireRetryMaxDelay))
 		select {
 		case <-tctx.Done():
@@ -121,6 +129,9 @@ func (l *Locker) acquire(ctx context.Context, key string, o acquireOptions, dead
 		return nil, err
 	}
 	if lastErr != nil {
+		if errors.Is(lastErr, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("lock: acquire %q: no reply from NATS within %v: %w", key, o.timeout, lastErr)
+		}
 		return nil, fmt.Errorf("lock: acquire %q: %w", key, lastErr)
 	}
 	if a.holder == nil {

@@ -110,7 +110,15 @@ func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
 		if l.consume != nil {
 			l.consume.Stop()
-			<-l.consume.Closed()
+			// Stopping deletes the consumer on the server; while
+			// disconnected that cannot happen (the server drops the
+			// ephemeral consumer by itself), so do not wait for it.
+			if l.nc.IsConnected() {
+				select {
+				case <-l.consume.Closed():
+				case <-time.After(opTimeout):
+				}
+			}
 		}
 	})
 	return nil

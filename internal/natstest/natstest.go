@@ -195,15 +195,27 @@ func (c *Cluster) Shutdown() {
 	}
 }
 
-// WaitMetaLeader waits until some node is the JetStream meta leader.
+// WaitMetaLeader waits until some node is the JetStream meta leader and
+// every running node is current with it, so streams can be placed on all.
 func (c *Cluster) WaitMetaLeader() {
 	c.tb.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
+		leader, current, running := false, 0, 0
 		for _, s := range c.nodes {
-			if s != nil && s.JetStreamIsLeader() {
-				return
+			if s == nil {
+				continue
 			}
+			running++
+			if s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) >= running {
+				leader = true
+			}
+			if s.JetStreamIsCurrent() {
+				current++
+			}
+		}
+		if leader && current == running {
+			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
