@@ -47,6 +47,7 @@ func TestParseErrors(t *testing.T) {
 		{"syntax error", "jobs:\n  - name: a\n    schedule: \"@every 10s\n", []want{{"3", "invalid YAML: could not find end character of double-quoted text"}}},
 		{"top level list", "- name: a\n", []want{{"1", "the file must be a mapping"}}},
 		{"two documents", job0 + "---\n" + job0, []want{{"6", "more than one YAML document"}}},
+		{"directive then two documents", "%YAML 1.2\n---\n" + job0 + "---\nlog: {}\n", []want{{"8", "more than one YAML document"}}},
 		{"anchor", "log: &l {level: info}\n" + job0, []want{{"1: log", "anchors (&name) are not supported"}}},
 		{"alias", "jobs:\n  - name: a\n    schedule: &s \"@every 10s\"\n    shell: *s\n", []want{
 			{"3: jobs[0].schedule", "anchors"}, {"4: jobs[0].shell", "aliases (*name) are not supported"}}},
@@ -228,6 +229,15 @@ func TestDefaults(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cfg2, want) {
 		t.Errorf("null values:\n got %+v\nwant %+v", cfg2, want)
+	}
+}
+
+func TestYAMLDirectiveAndDocumentMarkers(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{"%YAML 1.2\n---\n" + job0, "---\n" + job0 + "...\n", job0 + "---\n"} {
+		if _, err := Parse("d.yaml", []byte(src)); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
 	}
 }
 

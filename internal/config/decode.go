@@ -108,6 +108,9 @@ func (d *decoder) decode() *Config {
 		if doc == nil || isNull(doc.Body) {
 			continue
 		}
+		if _, ok := doc.Body.(*ast.DirectiveNode); ok {
+			continue // %YAML 1.2 and the like: goccy keeps them as a document
+		}
 		if body != nil {
 			d.problem(line(doc.Body), "", "more than one YAML document (---) in the file; write a single document")
 			break
