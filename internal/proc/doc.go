@@ -34,10 +34,11 @@
 //
 // # Stopping
 //
-// When Run's context is done it sends SIGTERM to the whole group, then SIGKILL
-// after Command.Grace. The shim catches SIGTERM, SIGINT and SIGHUP (it does
-// not ignore them: an ignored disposition would be inherited by the job) and
-// keeps waiting; the job receives the group signal itself.
+// When Run's context is done it sends SIGTERM to the whole group (followed by
+// SIGCONT, so that stopped processes act on it), then SIGKILL after
+// Command.Grace. The shim catches SIGTERM, SIGINT and SIGHUP (it does not
+// ignore them: an ignored disposition would be inherited by the job) and keeps
+// waiting; the job receives the group signal itself.
 //
 // When the job's main process ends, anything it left behind in the group
 // (background children) is stopped the same way: the shim, which is a child

@@ -57,8 +57,8 @@ func Init() {
 // and an *ExitError if the command exited non-zero or was killed by a signal.
 // Other errors mean the command could not be started.
 //
-// When ctx is done Run sends SIGTERM to the whole process group, then SIGKILL
-// after Grace, waits for it and returns an error that wraps ctx.Err() and
+// When ctx is done Run sends SIGTERM (and SIGCONT, for stopped members) to
+// the whole process group, then SIGKILL after Grace, waits for it and returns an error that wraps ctx.Err() and
 // context.Cause(ctx) (and the *ExitError, if any), unless the command had
 // already exited by itself.
 //
@@ -156,16 +156,21 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 	select {
 	case waitErr = <-exited:
 	case <-ctx.Done():
-		stopped = true
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		timer := time.NewTimer(grace)
 		select {
 		case waitErr = <-exited:
-		case <-timer.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			waitErr = <-exited
+			// Exited by itself; report that, not ctx.
+		default:
+			stopped = true
+			terminate(pgid)
+			timer := time.NewTimer(grace)
+			select {
+			case waitErr = <-exited:
+			case <-timer.C:
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				waitErr = <-exited
+			}
+			timer.Stop()
 		}
-		timer.Stop()
 	}
 	if waitErr == nil {
 		// Backstop for a shim that died before its job (killed alone,
@@ -201,6 +206,13 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 		return fmt.Errorf("proc: command stopped: %w", ctxError(ctx))
 	}
 	return fmt.Errorf("proc: command stopped: %w: %w", ctxError(ctx), res)
+}
+
+// terminate asks process group pgid to exit: SIGTERM, then SIGCONT so that
+// stopped members act on it too (as systemd does).
+func terminate(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 }
 
 // ctxError returns ctx.Err(), joined with context.Cause(ctx) if that differs,
@@ -310,8 +322,14 @@ func shim(args []string) int {
 
 	// Catch, not ignore, the signals the group gets when Run stops the job:
 	// the shim must outlive the job to report its status, and caught
-	// signals are reset to default in the job by exec.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// signals are reset to default in the job by exec. One that cronlock
+	// inherited as ignored (nohup) stays ignored, as it would for the job
+	// without the shim; Notify would un-ignore it.
+	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
+	}
 
 	// Orphaned descendants are re-parented to us instead of init, so that
 	// we can tell when all of them are gone (ECHILD) and reap them.
@@ -396,7 +414,7 @@ func stopLeftovers(pgid int, grace time.Duration, subreaper bool) {
 	if !haveChildren() {
 		return
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	terminate(pgid)
 	gone := make(chan struct{})
 	go func() {
 		for {

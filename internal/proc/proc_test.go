@@ -493,6 +493,43 @@ func TestLeftoversStopped(t *testing.T) {
 	}
 }
 
+// TestEscapeeDoesNotHang checks the documented limit: a process that leaves
+// the group survives, but Run still returns although it holds stdout open.
+func TestEscapeeDoesNotHang(t *testing.T) {
+	noLeaks(t)
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	log, buf := logged()
+	start := time.Now()
+	err := proc.Command{
+		// The job exits once the escapee is in its new session.
+		Shell: `setsid sh -c 'echo $$ > "$PIDFILE"; exec sleep 60' & ` +
+			`while [ ! -s "$PIDFILE" ]; do sleep 0.01; done`,
+		Env:    map[string]string{"PIDFILE": pidfile},
+		Grace:  200 * time.Millisecond,
+		Logger: log,
+	}.Run(context.Background(), nil)
+	elapsed := time.Since(start)
+	pids := readPids(t, pidfile)
+	for _, pid := range pids {
+		if !dead(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL) // by pid: it escaped the group
+		}
+	}
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if elapsed > 10*time.Second {
+		t.Fatalf("Run took %v", elapsed)
+	}
+	var warned bool
+	for _, e := range buf.entries(t) {
+		warned = warned || (e.Level == "warn" && e.Stream == "" && strings.Contains(e.Message, "output still open"))
+	}
+	if !warned {
+		t.Fatalf("no warning about the open output in %+v", buf.entries(t))
+	}
+}
+
 // TestParentSIGKILLed plays cronlock in a child process, SIGKILLs it while a
 // job with background children runs, and checks the whole job dies.
 func TestParentSIGKILLed(t *testing.T) {
