@@ -55,12 +55,12 @@ func Init() {
 // Run starts the command with extraEnv (KEY=VALUE entries, overriding Env)
 // added to its environment and waits for it. It returns nil on exit status 0
 // and an *ExitError if the command exited non-zero or was killed by a signal.
-// Other errors mean the command could not be started.
+// Other errors mean the command was invalid or could not be started.
 //
 // When ctx is done Run sends SIGTERM (and SIGCONT, for stopped members) to
-// the whole process group, then SIGKILL after Grace, waits for it and returns an error that wraps ctx.Err() and
-// context.Cause(ctx) (and the *ExitError, if any), unless the command had
-// already exited by itself.
+// the whole process group, then SIGKILL after Grace, waits for the group and
+// returns an error that wraps ctx.Err(), context.Cause(ctx) and the
+// *ExitError if any, unless the command had already exited by itself.
 //
 // Run returns only after the command and everything left in its process
 // group have exited, the supervisor has been reaped and both output streams
