@@ -9,10 +9,12 @@
 //
 // for example
 //
-//	cronlock.yaml:14: jobs[1].schedule: invalid cron spec "0 61 * * * *": ...
+//	cronlock.yaml:14: jobs[1].schedule: schedule "0 61 * * * *": end of range (61) above maximum (59): 61
 //	cronlock.yaml:9: lock.renew: must be less than lock.lease (renew 30s, lease 20s)
 //
-// Job indexes in paths are zero-based. See [FieldError].
+// Job indexes in paths are zero-based; YAML syntax errors have no path. A
+// check that depends on a value that already has an error stays quiet, so
+// one mistake gives one message. See [FieldError].
 //
 // The file is taken literally:
 //

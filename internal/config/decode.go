@@ -34,7 +34,6 @@ const maxQuoted = 80
 
 var (
 	durationType  = reflect.TypeFor[Duration]()
-	secretType    = reflect.TypeFor[Secret]()
 	stringsType   = reflect.TypeFor[[]string]()
 	stringMapType = reflect.TypeFor[map[string]string]()
 	jobsType      = reflect.TypeFor[[]Job]()
