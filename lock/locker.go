@@ -124,6 +124,11 @@ func (l *Locker) Close() error {
 	return nil
 }
 
+// JetStream returns the JetStream context the Locker writes through, so a
+// caller can keep related state (such as a scheduler's run history) on the
+// same connection.
+func (l *Locker) JetStream() jetstream.JetStream { return l.js }
+
 // Options returns the Locker's options with defaults applied.
 func (l *Locker) Options() Options { return l.opts }
 

@@ -1,0 +1,220 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cronlock/cronlock/job"
+)
+
+// Status of a run, as recorded in the shared history.
+const (
+	StatusRunning   = "running"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+	StatusTimeout   = "timeout"
+	StatusLost      = "lost"      // the lease was lost during the run
+	StatusCancelled = "cancelled" // shutdown cancelled the run after ShutdownGrace
+	StatusMissed    = "missed"    // ticks no replica ran; see Run.Error for how many
+	StatusAbandoned = "abandoned" // the replica running it stopped without recording a result
+)
+
+// Run is one entry of a job's shared history.
+type Run struct {
+	Job      string    `json:"job"`
+	Tick     time.Time `json:"tick"`
+	Manual   bool      `json:"manual,omitempty"` // started by Trigger, not by the schedule
+	Owner    string    `json:"owner,omitempty"`
+	Token    uint64    `json:"token,omitempty"`
+	Attempts int       `json:"attempts,omitempty"`
+	Start    time.Time `json:"start,omitzero"`
+	End      time.Time `json:"end,omitzero"`
+	Status   string    `json:"status"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// Duration is End − Start, or 0 for a run that has not ended.
+func (r Run) Duration() time.Duration {
+	if r.End.IsZero() || r.Start.IsZero() {
+		return 0
+	}
+	return r.End.Sub(r.Start)
+}
+
+// jobState is the shared, durable state of one job: the last tick claimed by
+// any replica, and its recent runs (oldest first). It is one key of the
+// history bucket, updated only with compare-and-swap.
+type jobState struct {
+	LastTick time.Time `json:"last_tick,omitzero"`
+	Runs     []Run     `json:"runs"`
+}
+
+// history stores jobState values in a KV bucket.
+type history struct {
+	kv   jetstream.KeyValue
+	size int
+}
+
+// maxCASRetries bounds read-modify-write loops on one key. Only replicas
+// finishing, catching up or recording runs of the same job contend, so a
+// few rounds always suffice; more means something is wrong.
+const maxCASRetries = 8
+
+func openHistory(ctx context.Context, js jetstream.JetStream, bucket string, replicas, size int) (*history, error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      bucket,
+			Description: "cronlock: last claimed tick and recent runs per job",
+			History:     1,
+			Replicas:    replicas,
+			Storage:     jetstream.FileStorage,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, bucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: history bucket %q: %w", bucket, err)
+	}
+	return &history{kv: kv, size: size}, nil
+}
+
+func (h *history) get(ctx context.Context, name string) (jobState, uint64, error) {
+	e, err := h.kv.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return jobState{}, 0, nil
+	}
+	if err != nil {
+		return jobState{}, 0, err
+	}
+	var st jobState
+	if err := json.Unmarshal(e.Value(), &st); err != nil {
+		return jobState{}, 0, fmt.Errorf("history of %q is not a job state: %w", name, err)
+	}
+	return st, e.Revision(), nil
+}
+
+// put writes st if the key is still at rev (0: the key must not exist).
+// It reports false on a lost compare-and-swap.
+func (h *history) put(ctx context.Context, name string, st jobState, rev uint64) (bool, error) {
+	if over := len(st.Runs) - h.size; over > 0 {
+		st.Runs = st.Runs[over:]
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return false, err
+	}
+	if rev == 0 {
+		_, err = h.kv.Create(ctx, name, data)
+	} else {
+		_, err = h.kv.Update(ctx, name, data, rev)
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// update applies change to the job's state with compare-and-swap, retrying
+// on conflicts. change returns false to leave the state as it is.
+func (h *history) update(ctx context.Context, name string, change func(*jobState) bool) (bool, error) {
+	for range maxCASRetries {
+		st, rev, err := h.get(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		if !change(&st) {
+			return false, nil
+		}
+		ok, err := h.put(ctx, name, st, rev)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, fmt.Errorf("history of %q: too many concurrent updates", name)
+}
+
+// claim records tick as the job's last claimed tick and run as running,
+// unless that tick or a later one was claimed already (then false). Ticks
+// between the previous claim and this one, which no replica ran, are
+// recorded as one missed entry and counted; runs left "running" by a replica
+// that stopped are marked abandoned (the caller holds the job's lock, so no
+// other run of the job is in progress).
+func (h *history) claim(ctx context.Context, sched job.Schedule, run Run) (claimed bool, missed int, err error) {
+	claimed, err = h.update(ctx, run.Job, func(st *jobState) bool {
+		if !st.LastTick.IsZero() && !run.Tick.After(st.LastTick) {
+			return false
+		}
+		missed = 0
+		if !st.LastTick.IsZero() {
+			var first, last time.Time
+			missed, first, last = between(sched, st.LastTick, run.Tick)
+			if missed > 0 {
+				st.Runs = append(st.Runs, Run{Job: run.Job, Tick: first, Status: StatusMissed,
+					Error: fmt.Sprintf("%d tick(s) from %s to %s ran on no replica", missed, first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))})
+			}
+		}
+		for i := range st.Runs {
+			if st.Runs[i].Status == StatusRunning {
+				st.Runs[i].Status = StatusAbandoned
+				st.Runs[i].Error = "the replica running it stopped without recording a result"
+			}
+		}
+		st.LastTick = run.Tick
+		st.Runs = append(st.Runs, run)
+		return true
+	})
+	return claimed, missed, err
+}
+
+// record inserts or replaces run (matched by tick and token) in the history.
+func (h *history) record(ctx context.Context, run Run) error {
+	_, err := h.update(ctx, run.Job, func(st *jobState) bool {
+		i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.Tick.Equal(run.Tick) && r.Token == run.Token })
+		if i >= 0 {
+			st.Runs[i] = run
+		} else {
+			st.Runs = append(st.Runs, run)
+		}
+		return true
+	})
+	return err
+}
+
+// maxCount bounds the walk over missed ticks: an every-second job down for
+// a day is 86,400 steps, well within it.
+const maxCount = 1_000_000
+
+// between counts the ticks strictly between after and before.
+func between(sched job.Schedule, after, before time.Time) (n int, first, last time.Time) {
+	for t := sched.Next(after); !t.IsZero() && t.Before(before) && n < maxCount; t = sched.Next(t) {
+		if n == 0 {
+			first = t
+		}
+		last = t
+		n++
+	}
+	return n, first, last
+}
+
+// latest returns the last tick of sched after `after` and at or before now,
+// or the zero time if there is none.
+func latest(sched job.Schedule, after, now time.Time) time.Time {
+	var out time.Time
+	n := 0
+	for t := sched.Next(after); !t.IsZero() && !t.After(now) && n < maxCount; t = sched.Next(t) {
+		out = t
+		n++
+	}
+	return out
+}

@@ -1,0 +1,299 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/lock"
+)
+
+// Defaults.
+const (
+	DefaultAcquireTimeout = 500 * time.Millisecond
+	DefaultShutdownGrace  = 30 * time.Second
+	DefaultHistorySize    = 20
+	DefaultHistoryBucket  = "cronlock_history"
+)
+
+// Options configure a Scheduler. Zero values select the defaults.
+type Options struct {
+	Logger zerolog.Logger
+	// Clock tells the time and runs the timers; default the real clock.
+	Clock clockwork.Clock
+	// AcquireTimeout is how long a replica tries a job's lock at a tick
+	// before skipping the tick. Default 500 ms.
+	AcquireTimeout time.Duration
+	// ShutdownGrace is how long Run waits for running jobs after its
+	// context is done, before cancelling them. Default 30 s.
+	ShutdownGrace time.Duration
+	// Registerer receives the Prometheus metrics; nil: no metrics.
+	Registerer prometheus.Registerer
+	// HistorySize is the number of runs kept per job. Default 20.
+	HistorySize int
+	// HistoryBucket is the KV bucket with the shared per-job state (last
+	// claimed tick and history). Default "cronlock_history"; created with
+	// the lock bucket's replicas when missing.
+	HistoryBucket string
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
+	}
+	switch {
+	case o.AcquireTimeout < 0:
+		return o, fmt.Errorf("scheduler: Options.AcquireTimeout %v: must not be negative", o.AcquireTimeout)
+	case o.AcquireTimeout == 0:
+		o.AcquireTimeout = DefaultAcquireTimeout
+	}
+	switch {
+	case o.ShutdownGrace < 0:
+		return o, fmt.Errorf("scheduler: Options.ShutdownGrace %v: must not be negative", o.ShutdownGrace)
+	case o.ShutdownGrace == 0:
+		o.ShutdownGrace = DefaultShutdownGrace
+	}
+	switch {
+	case o.HistorySize < 0:
+		return o, fmt.Errorf("scheduler: Options.HistorySize %d: must not be negative", o.HistorySize)
+	case o.HistorySize == 0:
+		o.HistorySize = DefaultHistorySize
+	}
+	if o.HistoryBucket == "" {
+		o.HistoryBucket = DefaultHistoryBucket
+	}
+	return o, nil
+}
+
+// Scheduler runs jobs at their cron ticks, each tick on at most one replica:
+// the one that takes the job's lock and claims the tick in the shared
+// history first. Several replicas run the same jobs against the same NATS.
+type Scheduler struct {
+	locker  *lock.Locker
+	opts    Options
+	clock   clockwork.Clock
+	log     zerolog.Logger
+	history *history
+	m       *metrics
+	owner   string
+
+	// hard is cancelled ShutdownGrace after Run's context is done: it
+	// cancels the runs still going.
+	hard       context.Context
+	hardCancel context.CancelFunc
+
+	mu       sync.Mutex
+	jobs     map[string]*entry
+	ctx      context.Context // Run's context; nil until Run
+	stopping bool
+	loops    sync.WaitGroup // one per job loop
+	runs     sync.WaitGroup // one per run in progress, including Trigger
+}
+
+// entry is a registered job and its loop.
+type entry struct {
+	job   job.Job
+	sched job.Schedule
+	stop  chan struct{} // closed by Remove or shutdown
+
+	mu      sync.Mutex
+	next    time.Time
+	last    *Run
+	running int
+}
+
+// New returns a Scheduler taking its locks from locker. It opens (creating
+// when missing) the history bucket on the locker's JetStream connection.
+func New(locker *lock.Locker, opts Options) (*Scheduler, error) {
+	if locker == nil {
+		return nil, errors.New("scheduler: New: nil locker")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: register metrics: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lo := locker.Options()
+	h, err := openHistory(ctx, locker.JetStream(), o.HistoryBucket, lo.Replicas, o.HistorySize)
+	if err != nil {
+		return nil, err
+	}
+	hard, hardCancel := context.WithCancel(context.Background())
+	return &Scheduler{
+		locker: locker, opts: o, clock: o.Clock, log: o.Logger, history: h, m: m, owner: lo.OwnerID,
+		hard: hard, hardCancel: hardCancel,
+		jobs: map[string]*entry{},
+	}, nil
+}
+
+// Add validates j and schedules it. A job with the same name is an error;
+// to change a job, Remove it and Add the new version (a run in progress
+// finishes, and the lock keeps the new version from overlapping it).
+func (s *Scheduler) Add(j job.Job) error {
+	if err := j.Validate(); err != nil {
+		return err
+	}
+	sched, err := j.ParsedSchedule()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return errors.New("scheduler: Add: the scheduler is shutting down")
+	}
+	if _, ok := s.jobs[j.Name]; ok {
+		return fmt.Errorf("scheduler: Add: job %q is already registered", j.Name)
+	}
+	e := &entry{job: j, sched: sched, stop: make(chan struct{})}
+	e.next = sched.Next(s.clock.Now())
+	s.jobs[j.Name] = e
+	if s.ctx != nil {
+		s.startLoop(e)
+	}
+	return nil
+}
+
+// Remove stops scheduling the job. A run in progress is not interrupted.
+func (s *Scheduler) Remove(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.jobs[name]
+	if !ok {
+		return fmt.Errorf("scheduler: Remove: no job %q", name)
+	}
+	delete(s.jobs, name)
+	close(e.stop)
+	return nil
+}
+
+// Run schedules the registered jobs (and those added later) until ctx is
+// done, then shuts down: it stops starting runs, waits up to ShutdownGrace
+// for the runs in progress, then cancels them, and returns once every run
+// has released its lock and every goroutine of the scheduler has ended. It
+// returns nil after a shutdown, or an error if called twice. Run fits an
+// oklog/run group: execute Run(ctx), interrupt by cancelling ctx.
+func (s *Scheduler) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.ctx != nil || s.stopping {
+		s.mu.Unlock()
+		return errors.New("scheduler: Run called twice")
+	}
+	s.ctx = ctx
+	for _, e := range s.jobs {
+		s.startLoop(e)
+	}
+	s.mu.Unlock()
+
+	<-ctx.Done()
+	s.shutdown()
+	return nil
+}
+
+func (s *Scheduler) startLoop(e *entry) {
+	s.loops.Add(1)
+	go s.loop(e)
+}
+
+func (s *Scheduler) shutdown() {
+	s.mu.Lock()
+	s.stopping = true
+	for name, e := range s.jobs {
+		close(e.stop)
+		delete(s.jobs, name)
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.loops.Wait()
+		s.runs.Wait()
+		close(done)
+	}()
+	grace := s.clock.NewTimer(s.opts.ShutdownGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.Chan():
+		s.log.Warn().Dur("grace", s.opts.ShutdownGrace).Msg("shutdown grace over: cancelling running jobs")
+		s.hardCancel()
+		<-done
+	}
+	s.hardCancel()
+}
+
+// Status is a job as this replica sees it.
+type Status struct {
+	Name     string
+	Schedule string
+	Location *time.Location
+	Next     time.Time // next tick; zero if the schedule has none
+	Running  bool      // a run is in progress on this replica
+	LastRun  *Run      // the last run this replica made, or nil
+}
+
+// Jobs returns the registered jobs, sorted by name. It does no I/O; for the
+// history shared by all replicas use History.
+func (s *Scheduler) Jobs() []Status {
+	s.mu.Lock()
+	entries := make([]*entry, 0, len(s.jobs))
+	for _, e := range s.jobs {
+		entries = append(entries, e)
+	}
+	s.mu.Unlock()
+	out := make([]Status, 0, len(entries))
+	for _, e := range entries {
+		e.mu.Lock()
+		st := Status{Name: e.job.Name, Schedule: e.job.Schedule, Location: e.job.Location, Next: e.next, Running: e.running > 0}
+		if e.last != nil {
+			r := *e.last
+			st.LastRun = &r
+		}
+		e.mu.Unlock()
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b Status) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// History returns the job's recent runs, newest first, as recorded by every
+// replica in the shared history bucket.
+func (s *Scheduler) History(ctx context.Context, name string) ([]Run, error) {
+	if err := job.ValidateName(name); err != nil {
+		return nil, err
+	}
+	st, _, err := s.history.get(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: history of %q: %w", name, err)
+	}
+	slices.Reverse(st.Runs)
+	return st.Runs, nil
+}
+
+func (s *Scheduler) lookup(name string) (*entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.jobs[name]
+	return e, ok
+}
