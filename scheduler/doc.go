@@ -1,0 +1,28 @@
+// Package scheduler runs cron-scheduled jobs on any number of replicas so
+// that each tick runs at most once across all of them, and, while some
+// replica can reach NATS, at least once.
+//
+// At a tick every replica tries the job's lock (package lock, key = the job
+// name) for Options.AcquireTimeout; the others skip the tick. The holder
+// claims the tick in a shared per-job state (a key of the history bucket,
+// updated with compare-and-swap) that records the last tick claimed: a tick
+// at or before it is never run again. That is what keeps a job that finishes
+// in a millisecond from running twice when replica clocks disagree by up to
+// a few seconds: the lock alone would be free again by the time a replica
+// with a slower clock reaches the same tick.
+//
+// The job runs with a context that carries a job.RunInfo (tick, attempt,
+// owner, fencing token) and is cancelled when the lease is lost, at the
+// job's timeout, and at shutdown after Options.ShutdownGrace. The lock is
+// released only after the job function has returned and its result has been
+// recorded.
+//
+// Ticks that no replica ran (all were down, or NATS was unreachable) are
+// recorded as missed by the next claim; the latest of them is run once at
+// start-up if it is at most Job.StartingDeadline old. Ticks are never run
+// in a burst. A replica that joins with a clock ahead of the others claims
+// its first tick early, so the ticks the others had not yet reached (at most
+// the clock difference) are recorded as missed once.
+//
+// Run fits an oklog/run group; see the example.
+package scheduler
