@@ -99,9 +99,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	// The scheduler takes each job's lock for 500 ms at its tick (the
+	// At each tick the scheduler tries the job's lock for up to 500 ms (a
 	// replica that does not get it skips the tick), renews it while the job
-	// runs, and registers cronlock_* metrics in reg.
+	// runs, releases it after; it registers the cronlock_* metrics in reg.
 	sched, err := scheduler.New(locker, scheduler.Options{Logger: log, Registerer: reg, ShutdownGrace: *grace})
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}, func(error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx) //nolint:errcheck // on timeout, Serve has returned anyway
+		_ = srv.Shutdown(ctx) // Serve returns at once either way
 	})
 	g.Add(rungroup.SignalHandler(ctx, os.Interrupt, syscall.SIGTERM))
 
