@@ -1,0 +1,77 @@
+package chaos
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"sync"
+)
+
+// tracker follows the record files as they grow, to know which runs are in
+// progress (for kill-mid-run and for picking the holder of a long job).
+type tracker struct {
+	mu      sync.Mutex
+	files   map[string]int64 // file → offset read
+	partial map[string][]byte
+	running map[int]Event // pid → start without end yet
+}
+
+func newTracker() *tracker {
+	return &tracker{files: map[string]int64{}, partial: map[string][]byte{}, running: map[int]Event{}}
+}
+
+func (t *tracker) add(file string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.files[file] = 0
+}
+
+// poll reads what was appended since the last poll.
+func (t *tracker) poll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name, off := range t.files {
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		f.Seek(off, io.SeekStart)
+		b, _ := io.ReadAll(f)
+		f.Close()
+		t.files[name] = off + int64(len(b))
+		b = append(t.partial[name], b...)
+		for {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				break
+			}
+			var e Event
+			if json.Unmarshal(b[:i], &e) == nil {
+				if e.Kind == "start" {
+					t.running[e.PID] = e
+				} else {
+					delete(t.running, e.PID)
+				}
+			}
+			b = b[i+1:]
+		}
+		t.partial[name] = append([]byte(nil), b...)
+	}
+}
+
+// inProgress returns the runs started and not ended whose process is alive.
+func (t *tracker) inProgress() []Event {
+	t.poll()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Event
+	for pid, e := range t.running {
+		if !Alive(pid) {
+			delete(t.running, pid)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
