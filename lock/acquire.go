@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 )
 
@@ -107,6 +108,10 @@ func (l *Locker) acquire(ctx context.Context, key string, o acquireOptions, dead
 		case contended && tctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			// An attempt cut short by the timeout after the key was seen
 			// held: that is contention, not an outage.
+		case errors.Is(err, nats.ErrConnectionClosed):
+			// Closed for good: waiting cannot help.
+			a.abandon()
+			return nil, fmt.Errorf("lock: acquire %q: %w", key, err)
 		default:
 			lastErr = err
 		}

@@ -197,15 +197,18 @@ func (s *Lease) Release(ctx context.Context) error {
 func (s *Lease) release(ctx context.Context) error {
 	lost := s.Err() != nil
 	err := s.l.free(ctx, s.key, s.rev)
+	freed := err == nil
 	if isConflict(err) {
 		// A renewal cancelled in flight may have landed after all: the key
 		// may hold a newer revision of this lease.
 		e, lerr := s.l.last(ctx, s.key)
-		if lerr != nil {
+		switch {
+		case lerr != nil:
 			err = lerr
-		} else if e != nil && !e.free && e.recErr == nil && e.rec.Lease == s.id {
+		case e != nil && !e.free && e.recErr == nil && e.rec.Lease == s.id:
 			err = s.l.free(ctx, s.key, e.rev)
-		} else {
+			freed = err == nil
+		default:
 			err = nil // taken or expired: nothing of ours to free
 		}
 		if isConflict(err) {
@@ -214,7 +217,9 @@ func (s *Lease) release(ctx context.Context) error {
 	}
 	switch {
 	case err == nil:
-		s.l.log.Debug().Str("key", s.key).Uint64("token", s.token).Msg("lock released")
+		if freed {
+			s.l.log.Debug().Str("key", s.key).Uint64("token", s.token).Msg("lock released")
+		}
 		return nil
 	case lost:
 		return nil // best effort; the server's TTL frees the key

@@ -332,23 +332,28 @@ func (l *Locker) ForceRelease(ctx context.Context, key string) error {
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
-	e, err := l.last(ctx, key)
-	if err != nil {
-		return fmt.Errorf("lock: force-release %q: %w", key, err)
-	}
-	if e == nil || e.free {
-		return fmt.Errorf("lock: force-release %q: %w", key, ErrNotHeld)
-	}
 	// Conditional on the revision just read, so a holder that acquired in
-	// between is not thrown out unseen.
-	if err := l.free(ctx, key, e.rev); err != nil {
-		if isConflict(err) {
-			return fmt.Errorf("lock: force-release %q: the key changed while releasing it; look again", key)
+	// between is not thrown out unseen; a renewal racing with us changes the
+	// revision, so look again a few times.
+	for range 3 {
+		e, err := l.last(ctx, key)
+		if err != nil {
+			return fmt.Errorf("lock: force-release %q: %w", key, err)
 		}
-		return fmt.Errorf("lock: force-release %q: %w", key, err)
+		if e == nil || e.free {
+			return fmt.Errorf("lock: force-release %q: %w", key, ErrNotHeld)
+		}
+		err = l.free(ctx, key, e.rev)
+		if isConflict(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("lock: force-release %q: %w", key, err)
+		}
+		l.log.Warn().Str("key", key).Str("owner", e.rec.Owner).Uint64("token", e.holder(key).Token).Msg("lock force-released")
+		return nil
 	}
-	l.log.Warn().Str("key", key).Str("owner", e.rec.Owner).Uint64("token", e.holder(key).Token).Msg("lock force-released")
-	return nil
+	return fmt.Errorf("lock: force-release %q: the key kept changing while releasing it", key)
 }
 
 // describe renders a holder for error messages.

@@ -126,10 +126,10 @@ func TestDaylightSavingTime(t *testing.T) {
 	}{
 		{"spring forward", time.Date(2026, 3, 29, 0, 0, 0, 0, berlin),
 			[]time.Time{time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC)}, // 03:00 CEST
-			time.Date(2026, 3, 30, 0, 30, 0, 0, time.UTC)}, // 02:30 CEST next day
+			time.Date(2026, 3, 30, 0, 30, 0, 0, time.UTC)},            // 02:30 CEST next day
 		{"fall back", time.Date(2026, 10, 25, 0, 0, 0, 0, berlin),
 			[]time.Time{time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC)}, // 02:30 CEST, first pass
-			time.Date(2026, 10, 26, 1, 30, 0, 0, time.UTC)}, // 02:30 CET next day, not 01:30Z today
+			time.Date(2026, 10, 26, 1, 30, 0, 0, time.UTC)},             // 02:30 CET next day, not 01:30Z today
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

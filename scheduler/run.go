@@ -223,7 +223,11 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *l
 	default:
 		ev = log.Warn()
 	}
-	ev.Str("status", run.Status).Dur("duration", run.Duration()).Int("attempts", run.Attempts).Str("error", run.Error).Msg("run finished")
+	ev = ev.Str("status", run.Status).Dur("duration", run.Duration()).Int("attempts", run.Attempts)
+	if run.Error != "" {
+		ev = ev.Str("error", run.Error)
+	}
+	ev.Msg("run finished")
 }
 
 // attempts calls Run up to 1+Retries times, with RetryBackoff between
