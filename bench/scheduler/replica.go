@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/lock"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// replicaEnv carries a replica's configuration (JSON) from the parent to the
+// re-executed child. Its presence is what makes the process a replica; it is
+// not a flag so that -h shows only what a user sets.
+const replicaEnv = "CRONLOCK_BENCH_REPLICA"
+
+// replicaConfig is what the parent tells a replica.
+type replicaConfig struct {
+	Name       string        `json:"name"`
+	URL        string        `json:"url"`
+	Jobs       int           `json:"jobs"`
+	Schedule   string        `json:"schedule"`
+	Work       time.Duration `json:"work"`
+	CPUProfile string        `json:"cpuprofile,omitempty"`
+}
+
+// Lines of the parent↔replica protocol. The replica prints readyLine on
+// stdout once its jobs are registered; the parent answers on the replica's
+// stdin with "GO <start> <end>" (Unix nanoseconds); the replica runs its
+// scheduler from start to end, shuts it down, and prints one JSON line
+// (replicaReport) on stdout.
+const (
+	readyLine = "READY"
+	goWord    = "GO"
+)
+
+// replicaReport is the one JSON line a replica prints at the end.
+type replicaReport struct {
+	Name  string `json:"name"`
+	Owner string `json:"owner"`
+	PID   int    `json:"pid"`
+	// Runs[i] are job i's runs on this replica: [tick (Unix seconds),
+	// start − tick (µs)].
+	Runs [][][2]int64 `json:"runs"`
+
+	WallSeconds     float64 `json:"wall_s"`     // GO start → Run returned
+	UserSeconds     float64 `json:"cpu_user_s"` // over WallSeconds
+	SysSeconds      float64 `json:"cpu_sys_s"`
+	ShutdownSeconds float64 `json:"shutdown_s"` // cancel → Run returned
+	MaxRSSKiB       int64   `json:"max_rss_kib"`
+	HeapInuse       uint64  `json:"heap_inuse_bytes"`      // at the end
+	HeapInusePeak   uint64  `json:"heap_inuse_peak_bytes"` // sampled every second
+	GoroutinesPeak  int     `json:"goroutines_peak"`
+	GCCycles        uint32  `json:"gc_cycles"`
+
+	NATS natsStats `json:"nats"` // nc.Stats() delta over the run
+
+	Skipped   map[string]float64 `json:"skipped"`    // cronlock_ticks_skipped_total by reason
+	Missed    float64            `json:"missed"`     // cronlock_ticks_missed_total
+	RunStatus map[string]float64 `json:"run_status"` // cronlock_runs_total by status
+	Acquire   map[string]float64 `json:"acquire"`    // cronlock_lock_acquire_seconds count by result
+	// AcquireSeconds is the sum of cronlock_lock_acquire_seconds by result.
+	AcquireSeconds map[string]float64 `json:"acquire_s"`
+	// Warnings counts the log lines at warn level or above by message
+	// (scheduler and lock), e.g. "tick skipped: cannot acquire the lock".
+	Warnings map[string]int `json:"warnings"`
+	Error    string         `json:"error,omitempty"`
+}
+
+type natsStats struct {
+	InMsgs, OutMsgs, InBytes, OutBytes, Reconnects uint64
+}
+
+func statsDelta(a, b nats.Statistics) natsStats {
+	return natsStats{
+		InMsgs: b.InMsgs - a.InMsgs, OutMsgs: b.OutMsgs - a.OutMsgs,
+		InBytes: b.InBytes - a.InBytes, OutBytes: b.OutBytes - a.OutBytes,
+		Reconnects: b.Reconnects - a.Reconnects,
+	}
+}
+
+// warnCounter is a zerolog hook counting warnings by message.
+type warnCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (w *warnCounter) Run(_ *zerolog.Event, level zerolog.Level, msg string) {
+	if level < zerolog.WarnLevel {
+		return
+	}
+	w.mu.Lock()
+	w.n[msg]++
+	w.mu.Unlock()
+}
+
+// replicaMain is the child process: it never returns normally.
+func replicaMain() {
+	var cfg replicaConfig
+	if err := json.Unmarshal([]byte(os.Getenv(replicaEnv)), &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "replica: bad %s: %v\n", replicaEnv, err)
+		os.Exit(2)
+	}
+	rep, err := runReplica(cfg, os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "replica %s: %v\n", cfg.Name, err)
+		if rep == nil {
+			os.Exit(1)
+		}
+		rep.Error = err.Error()
+	}
+	out, _ := json.Marshal(rep)
+	os.Stdout.Write(append(out, '\n'))
+	if err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+type runRec struct {
+	mu   sync.Mutex
+	runs [][2]int64
+}
+
+func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaReport, error) {
+	ctx := context.Background()
+	warns := &warnCounter{n: map[string]int{}}
+	logger := zerolog.New(io.Discard).Level(zerolog.WarnLevel).Hook(warns)
+
+	nc, err := nats.Connect(cfg.URL, nats.Name("cronlock-bench-"+cfg.Name), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	locker, err := lock.New(ctx, js, lock.Options{OwnerID: cfg.Name, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	defer locker.Close()
+	reg := prometheus.NewRegistry()
+	sched, err := scheduler.New(locker, scheduler.Options{Registerer: reg, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]*runRec, cfg.Jobs)
+	for i := range cfg.Jobs {
+		r := &runRec{}
+		recs[i] = r
+		err := sched.Add(job.Job{
+			Name:     jobName(i),
+			Schedule: cfg.Schedule,
+			Run: func(ctx context.Context) error {
+				start := time.Now()
+				info, _ := job.FromContext(ctx)
+				r.mu.Lock()
+				r.runs = append(r.runs, [2]int64{info.Tick.Unix(), start.Sub(info.Tick).Microseconds()})
+				r.mu.Unlock()
+				if cfg.Work > 0 {
+					t := time.NewTimer(cfg.Work)
+					defer t.Stop()
+					select {
+					case <-t.C:
+					case <-ctx.Done():
+					}
+				}
+				return nil
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// Handshake: ready, then wait for the common start and end.
+	fmt.Fprintln(stdout, readyLine)
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil {
+		return nil, fmt.Errorf("waiting for %s: %w", goWord, err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != goWord {
+		return nil, fmt.Errorf("bad start line %q", line)
+	}
+	startNs, err1 := strconv.ParseInt(f[1], 10, 64)
+	endNs, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("bad start line %q", line)
+	}
+	start, end := time.Unix(0, startNs), time.Unix(0, endNs)
+	time.Sleep(time.Until(start))
+
+	if cfg.CPUProfile != "" {
+		pf, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return nil, err
+		}
+	}
+	ru0 := rusage()
+	st0 := nc.Stats()
+	t0 := time.Now()
+
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sched.Run(runCtx) }()
+
+	var heapPeak uint64
+	gPeak := 0
+	sample := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		heapPeak = max(heapPeak, ms.HeapInuse)
+		gPeak = max(gPeak, runtime.NumGoroutine())
+	}
+	tick := time.NewTicker(time.Second)
+	stopAt := time.NewTimer(time.Until(end))
+sampling:
+	for {
+		select {
+		case <-tick.C:
+			sample()
+		case <-stopAt.C:
+			break sampling
+		}
+	}
+	tick.Stop()
+	sample()
+	cancel()
+	tc := time.Now()
+	runErr := <-done
+	tEnd := time.Now()
+	ru1 := rusage()
+	st1 := nc.Stats()
+	if cfg.CPUProfile != "" {
+		pprof.StopCPUProfile()
+	}
+
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rep := &replicaReport{
+		Name: cfg.Name, Owner: locker.Options().OwnerID, PID: os.Getpid(),
+		WallSeconds:     tEnd.Sub(t0).Seconds(),
+		UserSeconds:     ru1.user - ru0.user,
+		SysSeconds:      ru1.sys - ru0.sys,
+		ShutdownSeconds: tEnd.Sub(tc).Seconds(),
+		MaxRSSKiB:       ru1.maxRSS,
+		HeapInuse:       ms.HeapInuse,
+		HeapInusePeak:   heapPeak,
+		GoroutinesPeak:  gPeak,
+		GCCycles:        ms.NumGC,
+		NATS:            statsDelta(st0, st1),
+		Skipped:         map[string]float64{},
+		RunStatus:       map[string]float64{},
+		Acquire:         map[string]float64{},
+		AcquireSeconds:  map[string]float64{},
+	}
+	rep.Runs = make([][][2]int64, cfg.Jobs)
+	for i, r := range recs {
+		r.mu.Lock()
+		rep.Runs[i] = r.runs
+		r.mu.Unlock()
+	}
+	if err := gather(reg, rep); err != nil {
+		return rep, err
+	}
+	warns.mu.Lock()
+	rep.Warnings = warns.n
+	warns.mu.Unlock()
+	return rep, runErr
+}
+
+func jobName(i int) string { return fmt.Sprintf("bench.job-%04d", i) }
+
+type usage struct {
+	user, sys float64
+	maxRSS    int64 // KiB
+}
+
+func rusage() usage {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return usage{}
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return usage{user: tv(ru.Utime), sys: tv(ru.Stime), maxRSS: int64(ru.Maxrss)}
+}
+
+// gather sums the scheduler's metrics over jobs.
+func gather(reg *prometheus.Registry, rep *replicaReport) error {
+	mfs, err := reg.Gather()
+	if err != nil {
+		return err
+	}
+	label := func(m *dto.Metric, name string) string {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == name {
+				return l.GetValue()
+			}
+		}
+		return ""
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch mf.GetName() {
+			case "cronlock_ticks_skipped_total":
+				rep.Skipped[label(m, "reason")] += m.GetCounter().GetValue()
+			case "cronlock_ticks_missed_total":
+				rep.Missed += m.GetCounter().GetValue()
+			case "cronlock_runs_total":
+				rep.RunStatus[label(m, "status")] += m.GetCounter().GetValue()
+			case "cronlock_lock_acquire_seconds":
+				r := label(m, "result")
+				rep.Acquire[r] += float64(m.GetHistogram().GetSampleCount())
+				rep.AcquireSeconds[r] += m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return nil
+}
