@@ -149,11 +149,13 @@ func bench(ctx context.Context, c config) (*result, error) {
 		stopProf = func() { pprof.StopCPUProfile(); f.Close() }
 	}
 	s0 := snapshot(ctx, ns, js)
+	phases := startPhaseSampler()
 	if tp != nil {
 		tp.reset()
 	}
 	time.Sleep(time.Until(end))
 	s1 := snapshot(ctx, ns, js)
+	phaseBusy := phases.result()
 	var taps map[string]int64
 	if tp != nil {
 		taps = tp.snapshot()
@@ -187,6 +189,7 @@ func bench(ctx context.Context, c config) (*result, error) {
 		}
 	}
 	res := merge(c, start, end, reps, s0, s1, s2)
+	res.MachineBusyByPhase = phaseBusy
 	res.Tap = tapPerJobTick(taps, res.JobTicks)
 	if tr != nil {
 		res.Trace = analyzeTrace(tr.stop(), reps, res.WindowFrom, res.WindowTo, min(c.Trace, c.Jobs))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -43,6 +44,10 @@ type result struct {
 	DelayMax  float64 `json:"delay_max_ms"`
 	Late1s    int     `json:"late_1s"` // window runs that started > 1 s after their tick
 	Late1sPct float64 `json:"late_1s_pct"`
+
+	// MachineBusyByPhase is the CPU busy % of the whole machine (all cores)
+	// in each 100 ms of the second after the tick, over the run.
+	MachineBusyByPhase [10]float64 `json:"machine_busy_pct_by_100ms_phase"`
 
 	Replicas []replicaSummary   `json:"replicas"`
 	Server   serverSummary      `json:"server"`
@@ -252,6 +257,11 @@ func printSummary(w io.Writer, r *result) {
 	s := r.Server
 	fmt.Fprintf(w, "nats-server (parent process) CPU %.1f%%; per job-tick: server in %.2f / out %.2f msgs, stored lock writes %.2f, history writes %.2f; JS API errors %d; slow consumers %d\n",
 		s.CPUPct, s.InPerJobTick, s.OutPerJobTick, s.LockWritesPerJobTick, s.HistWritesPerJobTick, s.APIErrors, s.SlowConsumers)
+	var ph []string
+	for _, v := range r.MachineBusyByPhase {
+		ph = append(ph, fmt.Sprintf("%.0f", v))
+	}
+	fmt.Fprintf(w, "machine CPU busy %% (all %s) by 100 ms after the tick: %s\n", cores(), strings.Join(ph, " "))
 	printTrace(w, r.Trace)
 	if len(r.Tap) > 0 {
 		fmt.Fprintln(w, "tap (all replicas, messages per job-tick by kind):")
@@ -262,6 +272,8 @@ func printSummary(w io.Writer, r *result) {
 		tw.Flush()
 	}
 }
+
+func cores() string { return fmt.Sprintf("%d cores", runtime.NumCPU()) }
 
 func printSweep(w io.Writer, rs []*result) {
 	fmt.Fprintln(w, "\n== sweep")

@@ -112,10 +112,10 @@ type traceSummary struct {
 	// lease (LeaseDuration), e.g. a write whose acknowledgement came after
 	// Acquire had given up. Their lengths in seconds, and the ticks at
 	// which the lock was held by one.
-	Expired       int       `json:"expired_holds"`
-	ExpiredHoldS  []float64 `json:"expired_hold_s,omitempty"`
-	HeldByExpired int       `json:"held_at_tick_by_expired_hold"`
-	Timeline      []string  `json:"timeline"` // job 0, a few seconds mid-window
+	Expired       int      `json:"expired_holds"`
+	ExpiredHolds  []string `json:"expired_hold_list,omitempty"`
+	HeldByExpired int      `json:"held_at_tick_by_expired_hold"`
+	Timeline      []string `json:"timeline"` // job 0, a few seconds mid-window
 }
 
 type hold struct {
@@ -186,7 +186,9 @@ func analyzeTrace(events map[int][]lockEvent, reps []*replicaReport, from, to ti
 			busy += h.to.Sub(h.from)
 			if h.expired {
 				ts.Expired++
-				ts.ExpiredHoldS = append(ts.ExpiredHoldS, float64(h.to.Sub(h.from).Milliseconds())/1000)
+				tick := h.from.Truncate(time.Second)
+				ts.ExpiredHolds = append(ts.ExpiredHolds, fmt.Sprintf("%s by %s at %s+%dms for %.1fs",
+					jobName(j), h.owner, tick.Format(time.TimeOnly), h.from.Sub(tick).Milliseconds(), h.to.Sub(h.from).Seconds()))
 			}
 		}
 		for t := lo; t <= hi; t++ {
@@ -264,8 +266,8 @@ func printTrace(w io.Writer, ts *traceSummary) {
 	fmt.Fprintf(w, "  lock still held at the tick instant: %d of %d ticks (%d by a wasted hold); missing: %d of those, %d of the others\n",
 		ts.HeldAtTick, ts.Ticks, ts.HeldByWasted, ts.MissingWhenHeld, ts.MissingWhenFree)
 	if ts.Expired > 0 {
-		fmt.Fprintf(w, "  holds never released (ended by the server's TTL expiry): %d, lasting %v s; the lock was held by one at %d ticks\n",
-			ts.Expired, ts.ExpiredHoldS, ts.HeldByExpired)
+		fmt.Fprintf(w, "  holds never released (ended by the server's TTL expiry): %d; the lock was held by one at %d ticks:\n    %s\n",
+			ts.Expired, ts.HeldByExpired, strings.Join(ts.ExpiredHolds, "\n    "))
 	}
 	if len(ts.Timeline) > 0 {
 		fmt.Fprintf(w, "  %s, 3 s mid-window (server times; tick = the second the hold began in):\n    %s\n",
