@@ -171,6 +171,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		cfg.Dir = d
 	}
+	if logf, err := os.Create(filepath.Join(cfg.Dir, "harness.log")); err == nil {
+		defer logf.Close()
+		cfg.Log = io.MultiWriter(cfg.Log, logf)
+	}
 	h := &Harness{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), log: cfg.Log, tr: newTracker(), counts: map[string]int{}}
 	h.logf("seed %d, dir %s", cfg.Seed, cfg.Dir)
 	if cfg.NATSBin == "" || cfg.CronlockBin == "" {
@@ -197,6 +201,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var monWG sync.WaitGroup
 	monWG.Add(1)
 	go func() { defer monWG.Done(); h.monitor(monCtx) }()
+	monWG.Add(1)
+	go func() { // notice job processes that vanish without an end line
+		defer monWG.Done()
+		for monCtx.Err() == nil {
+			h.tr.inProgress()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 
 	// Warm up: every replica ready and the buckets created.
 	time.Sleep(3 * time.Second)
@@ -221,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	hist := &History{
 		Runs: runs, Fence: h.fence.Log(), Faults: h.faults, Samples: h.samples,
 		Lease: cfg.Lease, ShortJobs: ShortJobs, LongJobs: long,
-		From: from, To: to, Shutdown: shutdown,
+		From: from, To: to, Shutdown: shutdown, Vanished: h.tr.vanishedAt(),
 	}
 	h.mu.Unlock()
 	if b, err := json.Marshal(hist); err == nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -84,6 +85,19 @@ func record() int {
 		f.Write(append(b, '\n')) // one write(2) with O_APPEND: lines never interleave
 	}
 	write("start", "")
+	// SIGTERM ends the run at once, whatever it is doing (even waiting
+	// for the fence), so the end line is written well within the grace.
+	var once sync.Once
+	finish := func(kind, status string, code int) {
+		once.Do(func() {
+			write(kind, status)
+			os.Exit(code)
+		})
+	}
+	go func() {
+		<-sig
+		finish("end", "signal", 143)
+	}()
 	client := &http.Client{Timeout: 2 * time.Second}
 	touch := func() (ok bool, err error) {
 		q := url.Values{}
@@ -102,13 +116,11 @@ func record() int {
 	end := func(ok bool, err error) int {
 		switch {
 		case err != nil:
-			write("end", "error")
-			return 4
+			finish("end", "error", 4)
 		case !ok:
-			write("end", "fenced")
-			return 3
+			finish("end", "fenced", 3)
 		}
-		write("end", "ok")
+		finish("end", "ok", 0)
 		return 0
 	}
 	if ok, err := touch(); err != nil || !ok {
@@ -120,13 +132,7 @@ func record() int {
 		if left <= 0 {
 			break
 		}
-		t := time.NewTimer(min(left, 100*time.Millisecond))
-		select {
-		case <-sig:
-			write("end", "signal")
-			return 143
-		case <-t.C:
-		}
+		time.Sleep(min(left, 100*time.Millisecond))
 		if time.Until(deadline) <= 0 {
 			break
 		}

@@ -17,7 +17,7 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 			fmt.Fprintf(w, "  %-18s %d\n", k, n)
 		}
 	}
-	fmt.Fprintf(w, "runs recorded: %d (killed mid-run: %d, ended fenced: %d, fence rejections: %d)\n", r.Runs, r.Killed, r.FencedRuns, r.Rejections)
+	fmt.Fprintf(w, "runs recorded: %d (killed mid-run: %d, of which not by a replica kill: %d; ended fenced: %d; fence rejections: %d)\n", r.Runs, r.Killed, r.KilledOther, r.FencedRuns, r.Rejections)
 	for _, j := range sortedKeys(r.RunsByJob) {
 		fmt.Fprintf(w, "  %-8s %d\n", j, r.RunsByJob[j])
 	}
@@ -77,7 +77,7 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 	fmt.Fprintf(&b, "| **total** | **%d** |\n\n", len(h.Faults))
 	fmt.Fprintf(&b, "| Check | Result |\n|---|---|\n")
 	fmt.Fprintf(&b, "| runs recorded | %d (%s) |\n", r.Runs, jobCounts(r.RunsByJob))
-	fmt.Fprintf(&b, "| runs killed mid-run (start, no end) | %d |\n", r.Killed)
+	fmt.Fprintf(&b, "| runs killed mid-run (start, no end) / of which not by a replica kill | %d / %d |\n", r.Killed, r.KilledOther)
 	fmt.Fprintf(&b, "| fence rejections / runs ended fenced | %d / %d |\n", r.Rejections, r.FencedRuns)
 	fmt.Fprintf(&b, "| 1. unfenced overlaps (violations) | %d |\n", len(r.Overlaps)-r.FencedOverlaps)
 	fmt.Fprintf(&b, "| 1. fenced overlaps (paused holder rejected) | %d |\n", r.FencedOverlaps)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // tracker follows the record files as they grow, to know which runs are in
@@ -15,10 +16,14 @@ type tracker struct {
 	files   map[string]int64 // file → offset read
 	partial map[string][]byte
 	running map[int]Event // pid → start without end yet
+	// vanished: pid → when a run's process was first seen gone without
+	// having written its end line (killed: by a replica kill, or by
+	// cronlock's SIGKILL after the grace).
+	vanished map[int]time.Time
 }
 
 func newTracker() *tracker {
-	return &tracker{files: map[string]int64{}, partial: map[string][]byte{}, running: map[int]Event{}}
+	return &tracker{files: map[string]int64{}, partial: map[string][]byte{}, running: map[int]Event{}, vanished: map[int]time.Time{}}
 }
 
 func (t *tracker) add(file string) {
@@ -69,9 +74,21 @@ func (t *tracker) inProgress() []Event {
 	for pid, e := range t.running {
 		if !Alive(pid) {
 			delete(t.running, pid)
+			t.vanished[pid] = time.Now()
 			continue
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// vanishedAt returns a copy of the vanished map.
+func (t *tracker) vanishedAt() map[int]time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[int]time.Time, len(t.vanished))
+	for k, v := range t.vanished {
+		out[k] = v
 	}
 	return out
 }

@@ -1,0 +1,223 @@
+package chaos
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func at(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+
+func run(job string, tick, start, end float64, replica string, pid int, token uint64, status string) Record {
+	r := Record{Job: job, Tick: at(tick), Start: at(start), Replica: replica, PID: pid, Token: token, Attempt: 1, Status: status}
+	if end >= 0 {
+		r.End = at(end)
+	}
+	return r
+}
+
+// healthy returns monitor samples showing a healthy cluster over [a, b].
+func healthy(a, b float64) []Sample {
+	var s []Sample
+	for x := a; x <= b; x += 0.25 {
+		s = append(s, Sample{Time: at(x), NodesUp: 3, LockLeader: "n1", HistoryLeader: "n2"})
+	}
+	return s
+}
+
+// clean is a history of 10 s in which every tick of "t" ran once and a long
+// job ran back to back.
+func clean() *History {
+	h := &History{Lease: 2 * time.Second, ShortJobs: []string{"t"}, LongJobs: []string{"l"}, From: at(1), To: at(10), Samples: healthy(0, 12)}
+	tok := uint64(1)
+	for i := 1; i <= 10; i++ {
+		h.Runs = append(h.Runs, run("t", float64(i), float64(i)+0.01, float64(i)+0.02, "r1", 100+i, tok, "ok"))
+		tok++
+	}
+	h.Runs = append(h.Runs, run("l", 1, 1.01, 6.0, "r2", 200, tok, "ok"))
+	h.Runs = append(h.Runs, run("l", 6, 6.01, 11.0, "r3", 201, tok+1, "ok"))
+	h.Shutdown = &ShutdownState{ExitCodes: map[string]int{"r1": 0, "r2": 0}}
+	return h
+}
+
+func TestCheckClean(t *testing.T) {
+	h := clean()
+	r := Check(h)
+	if !r.OK() {
+		t.Fatalf("violations on a clean history: %v", r.Violations)
+	}
+	if r.Expected != 10 || r.Ran != 10 || r.Eligible != 10 || len(r.Misses) != 0 {
+		t.Fatalf("coverage: %+v", r)
+	}
+}
+
+func wantViolation(t *testing.T, h *History, substr string) *Report {
+	t.Helper()
+	r := Check(h)
+	if r.OK() {
+		t.Fatalf("no violation, want one containing %q", substr)
+	}
+	for _, v := range r.Violations {
+		if strings.Contains(v, substr) {
+			return r
+		}
+	}
+	t.Fatalf("violations %q do not contain %q", r.Violations, substr)
+	return r
+}
+
+func TestCheckOverlapIsViolation(t *testing.T) {
+	h := clean()
+	// A second holder of "l" starts while r2's run is still going, and no
+	// fence rejection: a violation.
+	h.Runs = append(h.Runs, run("l", 3, 3.0, 4.0, "r4", 300, 99, "ok"))
+	r := wantViolation(t, h, "overlap")
+	if len(r.Overlaps) != 1 || r.FencedOverlaps != 0 {
+		t.Fatalf("overlaps %d fenced %d", len(r.Overlaps), r.FencedOverlaps)
+	}
+}
+
+func TestCheckFencedOverlapIsCounted(t *testing.T) {
+	h := clean()
+	// r2 was paused past its lease; r4 took over with a higher token and
+	// r2's next write was rejected.
+	h.Runs[10].End, h.Runs[10].Status = at(7.5), "fenced"
+	h.Runs[11] = run("l", 6, 6.5, 11, "r4", 300, 500, "ok")
+	h.Fence = []FenceDecision{{Time: at(7.5), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: false, Max: 500}}
+	r := Check(h)
+	if !r.OK() {
+		t.Fatalf("violations: %v", r.Violations)
+	}
+	if len(r.Overlaps) != 1 || r.FencedOverlaps != 1 || r.Rejections != 1 || r.FencedRuns != 1 {
+		t.Fatalf("overlaps %d fenced %d rejections %d", len(r.Overlaps), r.FencedOverlaps, r.Rejections)
+	}
+}
+
+func TestCheckDuplicateTick(t *testing.T) {
+	h := clean()
+	h.Runs = append(h.Runs, run("t", 5, 5.5, 5.6, "r2", 999, 1000, "ok"))
+	wantViolation(t, h, "ran 2 times")
+}
+
+func TestCheckKilledRun(t *testing.T) {
+	h := clean()
+	// A run without an end: fine if its replica was killed (it ended then)...
+	h.Runs[11] = run("l", 6, 6.01, -1, "r3", 201, 50, "")
+	h.Faults = []Fault{{Kind: FKill, Target: "r3", Start: at(8), End: at(9)}}
+	h.Runs = append(h.Runs, run("l", 10, 10.2, 11, "r1", 202, 51, "ok"))
+	if r := Check(h); !r.OK() || r.Killed != 1 {
+		t.Fatalf("killed run: %v (killed %d)", r.Violations, r.Killed)
+	}
+	// ... and overlapping if the next holder started before the kill.
+	h.Runs[len(h.Runs)-1] = run("l", 7, 7.5, 11, "r1", 202, 51, "ok")
+	wantViolation(t, h, "overlap")
+	// Without a kill, a run that never ended is a violation by itself.
+	h.Faults = nil
+	h.Runs = h.Runs[:len(h.Runs)-1]
+	wantViolation(t, h, "never ended")
+}
+
+func TestCheckOrphan(t *testing.T) {
+	h := clean()
+	// r2's job kept running 3 s after r2 was SIGKILLed.
+	h.Faults = []Fault{{Kind: FKillMidRun, Target: "r2", Start: at(3), End: at(4)}}
+	wantViolation(t, h, "outlived its replica")
+}
+
+func TestCheckShutdown(t *testing.T) {
+	h := clean()
+	h.Shutdown = &ShutdownState{
+		ExitCodes: map[string]int{"r1": 0, "r2": 1},
+		LocksHeld: []string{"l=r2"},
+		LivePIDs:  []int{4242},
+		LiveProcs: []string{"pid 1 shim"},
+	}
+	r := Check(h)
+	if len(r.Violations) != 4 {
+		t.Fatalf("violations: %q", r.Violations)
+	}
+}
+
+func TestCheckCoverageAttribution(t *testing.T) {
+	h := clean()
+	drop := func(tick float64) {
+		for i, r := range h.Runs {
+			if r.Job == "t" && r.Tick.Equal(at(tick)) {
+				h.Runs = append(h.Runs[:i], h.Runs[i+1:]...)
+				return
+			}
+		}
+	}
+	// Tick 3: total outage (one node up) → ineligible, no quorum.
+	// Tick 6: quorum but no stream leader → ineligible, election.
+	// Tick 9: eligible, right after a kill of a replica → attributed.
+	// Tick 10: eligible, no fault near → unexplained.
+	for i := range h.Samples {
+		switch s := h.Samples[i].Time.Sub(t0).Seconds(); {
+		case s >= 2.9 && s <= 3.1:
+			h.Samples[i].NodesUp = 1
+		case s >= 5.9 && s <= 6.1:
+			h.Samples[i].LockLeader = ""
+		}
+	}
+	h.Faults = []Fault{{Kind: FKill, Target: "r5", Start: at(6.5), End: at(30)}}
+	for _, tk := range []float64{3, 6, 9, 10} {
+		drop(tk)
+	}
+	h.Runs = append(h.Runs, run("t", 100, 100, 100.1, "r1", 1, 1, "ok")) // keep token order irrelevant
+	r := Check(h)
+	if !r.OK() {
+		t.Fatalf("violations: %v", r.Violations)
+	}
+	want := map[string]string{"12:00:03": CauseNoQuorum, "12:00:06": CauseNoLeader, "12:00:09": "after kill", "12:00:10": CauseUnexplained}
+	if len(r.Misses) != len(want) {
+		t.Fatalf("misses: %+v", r.Misses)
+	}
+	for _, m := range r.Misses {
+		if got := m.Cause; got != want[m.Tick.Format("15:04:05")] {
+			t.Errorf("tick %s: cause %q, want %q", m.Tick.Format("15:04:05"), got, want[m.Tick.Format("15:04:05")])
+		}
+	}
+	if r.Eligible != 8 || r.EligibleRan != 6 || r.Expected != 10 || r.Ran != 6 {
+		t.Fatalf("eligible %d ran %d expected %d ran %d", r.Eligible, r.EligibleRan, r.Expected, r.Ran)
+	}
+}
+
+func TestCheckTakeover(t *testing.T) {
+	h := clean()
+	// r2 (holding "l" from 1.01) is killed at 2; r3 takes over at 4.3.
+	h.Runs[10] = run("l", 1, 1.01, -1, "r2", 200, 20, "")
+	h.Runs[11] = run("l", 4, 4.3, 9, "r3", 201, 21, "ok")
+	h.Faults = []Fault{{Kind: FKill, Target: "r2", Start: at(2), End: at(5)}}
+	r := Check(h)
+	if !r.OK() {
+		t.Fatalf("violations: %v", r.Violations)
+	}
+	if d := r.Takeover[FKill]; len(d) != 1 || d[0] != 2300*time.Millisecond {
+		t.Fatalf("takeover: %v", r.Takeover)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ds := []time.Duration{5, 1, 3, 2, 4}
+	if Percentile(ds, 50) != 3 || Percentile(ds, 100) != 5 || Percentile(ds, 1) != 1 || Percentile(nil, 50) != 0 {
+		t.Fatal("percentile")
+	}
+}
+
+func TestCheckVanishedRun(t *testing.T) {
+	h := clean()
+	// r3's long run lost its end line (SIGKILLed by cronlock after the
+	// grace); the harness saw its process gone at 8.0.
+	h.Runs[11] = run("l", 6, 6.01, -1, "r3", 201, 50, "")
+	h.Vanished = map[int]time.Time{201: at(8)}
+	h.Runs = append(h.Runs, run("l", 9, 9.1, 11, "r1", 202, 51, "ok"))
+	if r := Check(h); !r.OK() || r.Killed != 1 || r.KilledOther != 1 {
+		t.Fatalf("vanished run: %v (killed %d, other %d)", r.Violations, r.Killed, r.KilledOther)
+	}
+	// The next holder starting before it vanished overlaps it.
+	h.Runs[len(h.Runs)-1] = run("l", 7, 7.1, 11, "r1", 202, 51, "ok")
+	wantViolation(t, h, "overlap")
+}
