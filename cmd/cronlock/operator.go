@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/internal/app"
+	"github.com/cronlock/cronlock/internal/config"
+)
+
+// queryTimeout bounds the operator commands that only read or write NATS
+// (locks, status, unlock).
+const queryTimeout = 30 * time.Second
+
+// operatorContext is cancelled by SIGINT or SIGTERM, and after timeout when
+// it is positive.
+func operatorContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	if timeout <= 0 {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, func() { cancel(); stop() }
+}
+
+// dial connects an operator command to NATS (see app.Dial). Its logs go to
+// stderr at the configured level, but no lower than warn unless verbose: the
+// command's output is what matters.
+func (c *cli) dial(ctx context.Context, cfg *config.Config, verbose bool) (*app.Client, error) {
+	log, err := app.NewLogger(cfg.Log, c.stderr)
+	if err != nil {
+		return nil, &usageError{err: err}
+	}
+	if !verbose && log.GetLevel() < zerolog.WarnLevel {
+		log = log.Level(zerolog.WarnLevel)
+	}
+	cl, err := app.Dial(ctx, cfg, log)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, errors.New("NATS did not answer in time: " + err.Error())
+	}
+	return cl, err
+}

@@ -1,0 +1,269 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/lock"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// startupTimeout bounds opening the lock and history buckets at start.
+const startupTimeout = 30 * time.Second
+
+// Daemon is `cronlock run`: the scheduler running every configured job under
+// its lock, the HTTP server, and reload on SIGHUP.
+type Daemon struct {
+	log     zerolog.Logger
+	conn    *Conn
+	locker  *lock.Locker
+	sched   *scheduler.Scheduler
+	reg     *prometheus.Registry
+	reloads *prometheus.CounterVec
+	httpLn  net.Listener // nil when http.listen is empty
+
+	schedCtx    context.Context // cancelled when the scheduler must stop
+	schedCancel context.CancelFunc
+	running     atomic.Bool // scheduler.Run is executing
+
+	mu  sync.Mutex     // serialises reloads
+	cfg *config.Config // in effect: jobs as last reloaded, the rest as started
+}
+
+// NewDaemon connects to NATS (or starts the embedded server), opens the lock
+// and history buckets, registers every job of cfg and binds the HTTP
+// listener, logging to logOut as cfg.Log says. Nothing is scheduled before
+// Run, which must then be called once: it releases everything NewDaemon
+// acquired. On error everything acquired so far is released.
+func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daemon, error) {
+	log, err := NewLogger(cfg.Log, logOut)
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{log: log, cfg: cfg, reg: prometheus.NewRegistry()}
+	d.schedCtx, d.schedCancel = context.WithCancel(context.Background())
+	if err := d.start(ctx); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// start acquires what the daemon needs; close releases whatever it got.
+func (d *Daemon) start(ctx context.Context) error {
+	cfg, log := d.cfg, d.log
+	var err error
+	log.Info().Str("version", Version()).Str("config", cfg.Path).Int("jobs", len(cfg.Jobs)).Msg("starting cronlock")
+
+	if d.conn, err = dialDaemon(cfg.NATS, log); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, startupTimeout)
+	defer cancel()
+	if d.locker, err = lock.New(ctx, d.conn.JS, LockOptions(cfg, log)); err != nil {
+		return err
+	}
+	if err := d.registerMetrics(); err != nil {
+		return err
+	}
+	if d.sched, err = scheduler.New(d.locker, SchedulerOptions(cfg, log, d.reg)); err != nil {
+		return err
+	}
+	for _, cj := range cfg.Jobs {
+		if err := d.sched.Add(Job(cj, log)); err != nil {
+			return fmt.Errorf("%s:%d: job %q: %w", cfg.Path, cj.Line, cj.Name, err)
+		}
+	}
+	if cfg.HTTP.Listen != "" {
+		if d.httpLn, err = net.Listen("tcp", cfg.HTTP.Listen); err != nil {
+			return fmt.Errorf("http.listen %q: %w", cfg.HTTP.Listen, err)
+		}
+		log.Info().Str("addr", d.httpLn.Addr().String()).Msg("HTTP server listening: /metrics /healthz /readyz")
+	}
+	return nil
+}
+
+// LockOptions are the lock.Options that cfg describes.
+func LockOptions(cfg *config.Config, log zerolog.Logger) lock.Options {
+	return lock.Options{
+		Bucket:                cfg.Lock.Bucket,
+		LeaseDuration:         cfg.Lock.Lease.Duration(),
+		RenewInterval:         cfg.Lock.Renew.Duration(),
+		AcquireRetryBaseDelay: cfg.Lock.RetryBase.Duration(),
+		AcquireRetryMaxDelay:  cfg.Lock.RetryMax.Duration(),
+		OwnerID:               cfg.Lock.Owner,
+		Replicas:              cfg.Lock.Replicas,
+		Logger:                log.With().Str("component", "lock").Logger(),
+	}
+}
+
+// SchedulerOptions are the scheduler.Options that cfg describes, with
+// metrics registered on reg (nil: none).
+func SchedulerOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer) scheduler.Options {
+	grace := cfg.ShutdownGrace.Duration()
+	if grace == 0 {
+		// shutdown_grace: 0s means "do not wait"; the scheduler reads a
+		// zero as its 30 s default.
+		grace = time.Nanosecond
+	}
+	return scheduler.Options{
+		Logger:         log,
+		AcquireTimeout: cfg.Lock.AcquireTimeout.Duration(),
+		ShutdownGrace:  grace,
+		Registerer:     reg,
+		HistorySize:    cfg.History.Size,
+		HistoryBucket:  cfg.History.Bucket,
+	}
+}
+
+// HTTPAddr is the address the HTTP server listens on, or nil when it is
+// disabled. It is useful with a ":0" listen address.
+func (d *Daemon) HTTPAddr() net.Addr {
+	if d.httpLn == nil {
+		return nil
+	}
+	return d.httpLn.Addr()
+}
+
+// Ready reports whether the daemon can run jobs: the scheduler is running
+// and NATS is connected. /readyz serves it.
+func (d *Daemon) Ready() bool {
+	return d.running.Load() && d.schedCtx.Err() == nil && d.conn.Connected()
+}
+
+// Run schedules the jobs and serves HTTP until ctx is done or the process
+// receives SIGINT or SIGTERM; SIGHUP reloads the configuration file (see
+// Reload). On shutdown it stops starting runs, waits up to shutdown_grace for
+// the running ones, closes the HTTP server once they are done, then the NATS
+// connection and the embedded server. Signals that arrive during the
+// shutdown are logged and otherwise ignored: SIGKILL stops cronlock at once,
+// and its running jobs with it (internal/proc). Run returns nil after a clean
+// shutdown, or the error that stopped it.
+func (d *Daemon) Run(ctx context.Context) error {
+	defer d.close()
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	term := make(chan os.Signal, 1)
+	var stopping atomic.Bool
+	quit := make(chan struct{})
+	var bg sync.WaitGroup
+	defer bg.Wait()
+	defer close(quit)
+	bg.Go(func() { d.handleSignals(sigs, term, &stopping, quit) })
+
+	var g run.Group
+	{ // the caller's context
+		stop := make(chan struct{})
+		g.Add(func() error {
+			select {
+			case <-ctx.Done():
+				d.log.Info().Msg("shutting down: context done")
+			case <-stop:
+			}
+			return nil
+		}, func(error) { close(stop) })
+	}
+	{ // SIGINT, SIGTERM
+		stop := make(chan struct{})
+		g.Add(func() error {
+			select {
+			case s := <-term:
+				d.log.Info().Str("signal", s.String()).Msg("shutting down: waiting for running jobs (shutdown_grace)")
+			case <-stop:
+			}
+			return nil
+		}, func(error) { close(stop) })
+	}
+	schedDone := make(chan struct{})
+	{ // the scheduler
+		g.Add(func() error {
+			defer close(schedDone)
+			d.running.Store(true)
+			defer d.running.Store(false)
+			d.log.Info().Msg("scheduler running")
+			return d.sched.Run(d.schedCtx)
+		}, func(error) {
+			stopping.Store(true)
+			d.schedCancel()
+		})
+	}
+	if d.httpLn != nil { // the HTTP server, closed after the scheduler
+		srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
+		g.Add(func() error {
+			if err := srv.Serve(d.httpLn); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("HTTP server: %w", err)
+			}
+			return nil
+		}, func(error) {
+			bg.Go(func() {
+				<-schedDone // keep /healthz and /metrics up while jobs drain
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				srv.Shutdown(sctx)
+			})
+		})
+	}
+	err := g.Run()
+	if err != nil {
+		d.log.Error().Err(err).Msg("stopped")
+	} else {
+		d.log.Info().Msg("stopped")
+	}
+	return err
+}
+
+// handleSignals turns SIGHUP into Reload and passes the first SIGINT or
+// SIGTERM on to term; later ones are only logged. It returns when quit is
+// closed.
+func (d *Daemon) handleSignals(sigs <-chan os.Signal, term chan<- os.Signal, stopping *atomic.Bool, quit <-chan struct{}) {
+	for {
+		select {
+		case <-quit:
+			return
+		case s := <-sigs:
+			switch {
+			case s == syscall.SIGHUP && !stopping.Load():
+				d.Reload()
+			case s == syscall.SIGHUP:
+				d.log.Warn().Msg("SIGHUP ignored: shutting down")
+			default:
+				select {
+				case term <- s:
+				default:
+					d.log.Warn().Str("signal", s.String()).Msg("already shutting down; SIGKILL stops cronlock and its running jobs at once")
+				}
+			}
+		}
+	}
+}
+
+// close releases what NewDaemon acquired, in reverse order.
+func (d *Daemon) close() {
+	d.schedCancel()
+	if d.httpLn != nil {
+		d.httpLn.Close() // already closed by the server if it ran
+	}
+	if d.locker != nil {
+		d.locker.Close()
+	}
+	if d.conn != nil {
+		d.conn.Close()
+	}
+}

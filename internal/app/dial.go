@@ -1,0 +1,95 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/internal/config"
+)
+
+// productionHint is logged once when the daemon starts its embedded server.
+const productionHint = "embedded single-node NATS server: fine to try cronlock out, not for production " +
+	"(one host, no replication: locks and history live and die with this process's store). " +
+	"For production set nats.url to a 3-node JetStream cluster and lock.replicas to 3; see the README's production section"
+
+// dialDaemon connects the daemon: to nats.url, or to an embedded server it
+// starts (and whose store it locks) when the URL is empty.
+func dialDaemon(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
+	if cfg.URL != "" {
+		return dialURL(cfg, log, true)
+	}
+	e, err := startEmbedded(cfg.Embedded.StoreDir, cfg.Embedded.Listen, log)
+	if errors.Is(err, ErrStoreInUse) {
+		return nil, fmt.Errorf("%w: another `cronlock run` uses this store; give this one its own store_dir, "+
+			"or set nats.embedded.listen on the first and nats.url here to share its server", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ev := log.Warn().Str("store_dir", cfg.Embedded.StoreDir)
+	if u := e.ClientURL(); u != "" {
+		ev = ev.Str("listen", u)
+	}
+	ev.Msg(productionHint)
+	c, err := dialInProcess(cfg, e, log)
+	if err != nil {
+		e.shutdown()
+		return nil, err
+	}
+	return c, nil
+}
+
+// dialOperator connects an operator command (locks, status, trigger,
+// unlock): to nats.url if set; else to the embedded server of a daemon on
+// this host at nats.embedded.listen, if something answers there; else to an
+// embedded server of its own on store_dir, which only works while no daemon
+// holds that store.
+func dialOperator(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
+	if cfg.URL != "" {
+		return dialURL(cfg, log, false)
+	}
+	listen := cfg.Embedded.Listen
+	var listenErr error
+	if listen != "" {
+		local := cfg
+		local.URL = "nats://" + connectAddr(listen)
+		c, err := dialURL(local, log, false)
+		if err == nil {
+			return c, nil
+		}
+		listenErr = err
+		log.Debug().Err(err).Msg("no embedded server answers at nats.embedded.listen; opening the store")
+	}
+	e, err := startEmbedded(cfg.Embedded.StoreDir, "", log)
+	switch {
+	case errors.Is(err, ErrStoreInUse) && listenErr != nil:
+		return nil, fmt.Errorf("%w, and its server does not answer at nats.embedded.listen %q: %w", err, listen, listenErr)
+	case errors.Is(err, ErrStoreInUse):
+		return nil, fmt.Errorf("%w (a running `cronlock run`?): set nats.embedded.listen (e.g. \"127.0.0.1:4222\") "+
+			"in the config and restart it, so that operator commands can connect to its embedded server", err)
+	case err != nil:
+		return nil, err
+	}
+	c, err := dialInProcess(cfg, e, log)
+	if err != nil {
+		e.shutdown()
+		return nil, err
+	}
+	return c, nil
+}
+
+// connectAddr turns a listen address into one to dial: an empty or
+// unspecified host ("":4222, "0.0.0.0:4222", "[::]:4222") means this host.
+func connectAddr(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}

@@ -1,0 +1,37 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// handler serves
+//
+//   - /metrics: the Prometheus registry (scheduler, Go runtime, process and
+//     cronlock's own metrics);
+//   - /healthz: 200 while the process runs (liveness);
+//   - /readyz: 200 only while NATS is connected and the scheduler is
+//     running, 503 with the reason otherwise (readiness).
+func (d *Daemon) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		switch {
+		case !d.running.Load() || d.schedCtx.Err() != nil:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte("not ready: the scheduler is not running\n"))
+		case !d.conn.Connected():
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte("not ready: not connected to NATS\n"))
+		default:
+			w.Write([]byte("ok\n"))
+		}
+	})
+	return mux
+}

@@ -1,0 +1,140 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/cronlock/cronlock/internal/app"
+	"github.com/cronlock/cronlock/internal/natstest"
+	"github.com/cronlock/cronlock/lock"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+var confBlock = regexp.MustCompile("(?s)```conf\n(.*?)```")
+
+// permissionsConf returns the nats-server configuration documented in
+// PERMISSIONS.md, with test passwords and the extra publish subjects given.
+func permissionsConf(t *testing.T, extra ...string) string {
+	t.Helper()
+	md, err := os.ReadFile("PERMISSIONS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := confBlock.FindSubmatch(md)
+	if m == nil {
+		t.Fatal("PERMISSIONS.md: no ```conf block")
+	}
+	conf := strings.NewReplacer("ADMIN_PASSWORD", "admin-pw", "CRONLOCK_PASSWORD", "cronlock-pw").Replace(string(m[1]))
+	if len(extra) > 0 {
+		const anchor = `"$KV.locks.>"`
+		if !strings.Contains(conf, anchor) {
+			t.Fatalf("PERMISSIONS.md: no %s", anchor)
+		}
+		conf = strings.Replace(conf, anchor, anchor+"\n"+`"`+strings.Join(extra, "\"\n\"")+`"`, 1)
+	}
+	return conf
+}
+
+// restrictedServer starts a server with the accounts of PERMISSIONS.md.
+func restrictedServer(t *testing.T, extra ...string) string {
+	conf := permissionsConf(t, extra...)
+	srv := natstest.RunServer(t, natstest.Options{Configure: func(o *server.Options) {
+		if err := o.ProcessConfigString(conf); err != nil {
+			t.Fatalf("PERMISSIONS.md conf: %v", err)
+		}
+	}})
+	return srv.ClientURL()
+}
+
+// restrictedConfig is a configuration for the restricted user whose job
+// appends its token to out and takes 1.5 s, so that two replicas contend.
+func restrictedConfig(t *testing.T, url, out string) string {
+	return fmt.Sprintf(`
+nats:
+  url: %s
+  user: cronlock
+  password: cronlock-pw
+lock: {lease: 2s, renew: 500ms}
+http: {listen: ""}
+log: {level: debug}
+jobs:
+  - name: perm.job
+    schedule: "* * * * * *"
+    shell: echo "$CRONLOCK_TOKEN" >> %s; sleep 1.5
+`, url, yamlQuote(out))
+}
+
+// noViolations fails the test if the logs show a NATS error (such as a
+// permissions violation) or any error-level entry.
+func noViolations(t *testing.T, logs *logBuffer) {
+	t.Helper()
+	s := logs.String()
+	if strings.Contains(s, "Permissions Violation") || strings.Contains(s, `"level":"error"`) {
+		t.Errorf("errors in the logs:\n%s", s)
+	}
+}
+
+// TestLeastPrivilege runs two replicas and every operator operation as the
+// restricted user of PERMISSIONS.md, with buckets an admin created.
+func TestLeastPrivilege(t *testing.T) {
+	t.Parallel()
+	url := restrictedServer(t)
+	_, adminJS := natstest.Connect(t, url, nats.UserInfo("admin", "admin-pw"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := lock.New(ctx, adminJS, lock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scheduler.New(l, scheduler.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cfg := writeConfig(t, dir, restrictedConfig(t, url, out))
+	logs := &logBuffer{}
+	startDaemon(t, cfg, logs)
+	startDaemon(t, cfg, logs)
+	waitFor(t, 20*time.Second, "three runs", func() bool { return len(lines(t, out)) >= 3 })
+
+	cl, err := app.Dial(ctx, cfg, newLogger(t, logs))
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer cl.Close()
+	if _, err := cl.Locks(ctx); err != nil {
+		t.Errorf("Locks: %v", err)
+	}
+	if h, err := cl.History(ctx, 2); err != nil || len(h) != 1 || len(h[0].Runs) == 0 {
+		t.Errorf("History = %v, %v; want the job's runs", h, err)
+	}
+	if _, err := cl.Unlock(ctx, "perm.job"); err != nil && !errorsIsNotHeld(err) {
+		t.Errorf("Unlock: %v", err)
+	}
+	noViolations(t, logs)
+}
+
+// TestLeastPrivilegeCreatesBuckets: with the three extra subjects that
+// PERMISSIONS.md names, the restricted user creates the buckets itself.
+func TestLeastPrivilegeCreatesBuckets(t *testing.T) {
+	t.Parallel()
+	url := restrictedServer(t, "$JS.API.INFO", "$JS.API.STREAM.CREATE.KV_locks", "$JS.API.STREAM.CREATE.KV_cronlock_history")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cfg := writeConfig(t, dir, restrictedConfig(t, url, out))
+	logs := &logBuffer{}
+	startDaemon(t, cfg, logs)
+	waitFor(t, 20*time.Second, "a run", func() bool { return len(lines(t, out)) >= 1 })
+	noViolations(t, logs)
+}

@@ -1,0 +1,112 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/cronlock/cronlock/internal/config"
+)
+
+// Reload reads the configuration file again and applies its jobs: removed
+// jobs stop being scheduled, added ones start, and changed ones are removed
+// and added again. A run in progress is never interrupted; it finishes, and
+// the job's lock keeps the new version from overlapping it. An invalid file
+// is rejected as a whole, its errors logged, and the jobs running stay as
+// they are. Settings other than jobs (nats, lock, history, http, log,
+// shutdown_grace) are logged as needing a restart and not applied.
+//
+// Reload returns the error it logged, for tests; SIGHUP calls it.
+func (d *Daemon) Reload() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	path := d.cfg.Path
+	log := d.log.With().Str("config", path).Logger()
+	next, err := config.Load(path)
+	if err != nil {
+		d.reloads.WithLabelValues("failure").Inc()
+		log.Error().Err(err).Msg("reload rejected: invalid configuration; the previous one keeps running")
+		return err
+	}
+	if changed := restartSections(d.cfg, next); len(changed) > 0 {
+		log.Warn().Strs("sections", changed).Msg("reload: these settings changed and take effect only after a restart")
+	}
+
+	old := make(map[string]config.Job, len(d.cfg.Jobs))
+	for _, j := range d.cfg.Jobs {
+		old[j.Name] = j
+	}
+	var added, removed, changed []string
+	var errs []error
+	inEffect := make([]config.Job, 0, len(next.Jobs))
+	for _, j := range next.Jobs {
+		o, ok := old[j.Name]
+		delete(old, j.Name)
+		switch {
+		case !ok:
+			if err := d.sched.Add(Job(j, d.log)); err != nil {
+				errs = append(errs, fmt.Errorf("%s:%d: add job %q: %w", path, j.Line, j.Name, err))
+				continue
+			}
+			added = append(added, j.Name)
+		case !sameJob(o, j):
+			if err := d.sched.Remove(j.Name); err != nil {
+				errs = append(errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
+				inEffect = append(inEffect, o)
+				continue
+			}
+			if err := d.sched.Add(Job(j, d.log)); err != nil {
+				errs = append(errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
+				continue
+			}
+			changed = append(changed, j.Name)
+		}
+		inEffect = append(inEffect, j)
+	}
+	for name, o := range old {
+		if err := d.sched.Remove(name); err != nil {
+			errs = append(errs, fmt.Errorf("remove job %q: %w", name, err))
+			inEffect = append(inEffect, o)
+			continue
+		}
+		removed = append(removed, name)
+	}
+	slices.Sort(removed)
+	cfg := *d.cfg
+	cfg.Jobs = inEffect
+	d.cfg = &cfg
+
+	if err := errors.Join(errs...); err != nil {
+		d.reloads.WithLabelValues("failure").Inc()
+		log.Error().Err(err).Strs("added", added).Strs("removed", removed).Strs("changed", changed).
+			Msg("reload applied in part")
+		return err
+	}
+	d.reloads.WithLabelValues("success").Inc()
+	log.Info().Strs("added", added).Strs("removed", removed).Strs("changed", changed).
+		Int("jobs", len(inEffect)).Msg("configuration reloaded")
+	return nil
+}
+
+// restartSections names the top-level settings that differ between a and b,
+// other than jobs.
+func restartSections(a, b *config.Config) []string {
+	var out []string
+	for _, s := range []struct {
+		name string
+		x, y any
+	}{
+		{"nats", a.NATS, b.NATS},
+		{"lock", a.Lock, b.Lock},
+		{"history", a.History, b.History},
+		{"http", a.HTTP, b.HTTP},
+		{"log", a.Log, b.Log},
+		{"shutdown_grace", a.ShutdownGrace, b.ShutdownGrace},
+	} {
+		if !reflect.DeepEqual(s.x, s.y) {
+			out = append(out, s.name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,41 @@
+package app
+
+import "runtime/debug"
+
+// version is set at link time: -ldflags "-X github.com/cronlock/cronlock/internal/app.version=v1.2.3".
+var version = ""
+
+// Version is cronlock's version: the one set at link time, else the module
+// version recorded by `go install`, else the VCS revision the binary was
+// built from, else "devel".
+func Version() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "devel-" + rev
+}
