@@ -17,8 +17,8 @@ import (
 // Reconnect backoff of the daemon's connection: exponential from
 // reconnectBase to reconnectMax, with jitter, forever.
 const (
-	reconnectBase = 250 * time.Millisecond
-	reconnectMax  = 5 * time.Second
+	reconnectBase  = 250 * time.Millisecond
+	reconnectMax   = 5 * time.Second
 	connectTimeout = 5 * time.Second
 )
 
