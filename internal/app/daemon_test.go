@@ -1,0 +1,222 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cronlock/cronlock/internal/app"
+	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/internal/natstest"
+)
+
+// get fetches an HTTP URL and returns the status code and body.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// TestHTTP checks /healthz, /metrics and that /readyz follows the NATS
+// connection: it fails while the server is unreachable (a frozen proxy
+// whose connections were cut) and recovers after.
+func TestHTTP(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, natstest.Options{})
+	proxy := natstest.NewProxy(t, srv.Addr().String())
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+nats: {url: %s}
+lock: {lease: 2s, renew: 500ms}
+http: {listen: "127.0.0.1:0"}
+jobs:
+  - name: http.job
+    schedule: "* * * * * *"
+    shell: "true"
+`, proxy.URL()))
+	logs := &logBuffer{}
+	d := startDaemon(t, cfg, logs)
+	base := "http://" + d.HTTPAddr().String()
+
+	if code, body := get(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz = %d %q", code, body)
+	}
+	waitFor(t, 10*time.Second, "/readyz 200", func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
+	var metrics string
+	waitFor(t, 10*time.Second, "a finished run in /metrics", func() bool {
+		_, metrics = get(t, base+"/metrics")
+		return strings.Contains(metrics, `cronlock_runs_total{job="http.job",status="succeeded"}`)
+	})
+	for _, m := range []string{"cronlock_nats_connected 1", "cronlock_config_reloads_total", "cronlock_build_info", "go_goroutines", "process_cpu_seconds_total"} {
+		if !strings.Contains(metrics, m) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+
+	proxy.Freeze()
+	proxy.Cut()
+	waitFor(t, 10*time.Second, "/readyz 503 while NATS is unreachable", func() bool {
+		code, body := get(t, base+"/readyz")
+		return code == 503 && strings.Contains(body, "NATS")
+	})
+	if code, _ := get(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz = %d while NATS is unreachable, want 200", code)
+	}
+	if d.Ready() {
+		t.Errorf("Ready() = true while disconnected")
+	}
+	proxy.Thaw()
+	waitFor(t, 20*time.Second, "/readyz 200 after reconnecting", func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
+	if s := logs.String(); !strings.Contains(s, "disconnected from NATS") || !strings.Contains(s, "reconnected to NATS") {
+		t.Errorf("disconnect and reconnect not logged:\n%s", s)
+	}
+}
+
+// TestReload applies a reload in-process: a changed job runs its new
+// command, a removed one stops, and a change to another section is only
+// logged.
+func TestReload(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
+	yaml := func(jobs string, renew string) string {
+		return fmt.Sprintf(`
+nats: {url: %s}
+lock: {lease: 2s, renew: %s}
+http: {listen: ""}
+jobs:
+%s`, url, renew, jobs)
+	}
+	job := func(name, file, word string) string {
+		return fmt.Sprintf("  - name: %s\n    schedule: \"* * * * * *\"\n    shell: echo %s >> %s\n", name, word, yamlQuote(file))
+	}
+	cfg := writeConfig(t, dir, yaml(job("keep", a, "old")+job("gone", b, "x"), "500ms"))
+	logs := &logBuffer{}
+	d := startDaemon(t, cfg, logs)
+	waitFor(t, 10*time.Second, "both jobs run", func() bool { return len(lines(t, a)) > 0 && len(lines(t, b)) > 0 })
+
+	writeConfig(t, dir, yaml(job("keep", a, "new")+job("added", c, "y"), "600ms"))
+	if err := d.Reload(); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the changed and the added job run", func() bool {
+		l := lines(t, a)
+		return len(l) > 0 && l[len(l)-1] == "new" && len(lines(t, c)) > 0
+	})
+	gone := len(lines(t, b))
+	waitFor(t, 10*time.Second, "two more runs of the added job", func() bool { return len(lines(t, c)) >= 3 })
+	if n := len(lines(t, b)); n != gone {
+		t.Errorf("the removed job ran %d more time(s) after the reload", n-gone)
+	}
+	s := logs.String()
+	if !strings.Contains(s, "take effect only after a restart") || !strings.Contains(s, `"sections":["lock"]`) {
+		t.Errorf("the lock change was not logged as needing a restart:\n%s", s)
+	}
+	if !strings.Contains(s, `"added":["added"],"removed":["gone"],"changed":["keep"]`) {
+		t.Errorf("reload summary not logged:\n%s", s)
+	}
+
+	// An invalid file is rejected and the jobs keep running.
+	path := filepath.Join(dir, "cronlock.yaml")
+	if err := os.WriteFile(path, []byte("jobs:\n  - name: x\n    schedule: nope\n    shell: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var fe *config.FieldError
+	if err := d.Reload(); !errors.As(err, &fe) {
+		t.Fatalf("Reload of an invalid file = %v, want a config.FieldError", err)
+	}
+	n := len(lines(t, c))
+	waitFor(t, 10*time.Second, "the job still runs", func() bool { return len(lines(t, c)) > n })
+}
+
+// TestDaemonStoreInUse: a second daemon on the same embedded store is
+// refused with a message that says what to do.
+func TestDaemonStoreInUse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+nats:
+  embedded: {store_dir: %s}
+http: {listen: ""}
+jobs: [{name: j, schedule: "@yearly", shell: "true"}]
+`, yamlQuote(filepath.Join(dir, "store"))))
+	startDaemon(t, cfg, &logBuffer{})
+	_, err := app.NewDaemon(context.Background(), cfg, io.Discard)
+	if !errors.Is(err, app.ErrStoreInUse) || !strings.Contains(err.Error(), "nats.embedded.listen") {
+		t.Fatalf("second NewDaemon = %v, want ErrStoreInUse suggesting nats.embedded.listen", err)
+	}
+}
+
+// TestOperatorDial covers how operator commands reach NATS without a URL:
+// through nats.embedded.listen to a running daemon, by opening the store
+// when no daemon runs, and not at all while a daemon holds the store
+// without listening.
+func TestOperatorDial(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	store := yamlQuote(filepath.Join(dir, "store"))
+	jobs := "http: {listen: \"\"}\njobs: [{name: j, schedule: \"@yearly\", shell: \"true\"}]\n"
+
+	// No daemon: the command opens the store itself, and releases it.
+	alone := writeConfig(t, dir, fmt.Sprintf("nats:\n  embedded: {store_dir: %s}\n%s", store, jobs))
+	for range 2 {
+		cl, err := app.Dial(ctx, alone, newLogger(t, &logBuffer{}))
+		if err != nil {
+			t.Fatalf("Dial without a daemon: %v", err)
+		}
+		if _, err := cl.Locks(ctx); err != nil {
+			t.Errorf("Locks: %v", err)
+		}
+		cl.Close()
+	}
+
+	// A daemon listening: the command connects to it.
+	listen := freePort(t)
+	shared := writeConfig(t, dir, fmt.Sprintf("nats:\n  embedded: {store_dir: %s, listen: %q}\n%s", store, listen, jobs))
+	logs := &logBuffer{}
+	startDaemon(t, shared, logs)
+	cl, err := app.Dial(ctx, shared, newLogger(t, logs))
+	if err != nil {
+		t.Fatalf("Dial via nats.embedded.listen: %v", err)
+	}
+	if err := cl.Trigger(ctx, "j"); err != nil {
+		t.Errorf("Trigger: %v", err)
+	}
+	cl.Close()
+
+	// The same store without the listen address: refused, with advice.
+	_, err = app.Dial(ctx, alone, newLogger(t, &logBuffer{}))
+	if !errors.Is(err, app.ErrStoreInUse) || !strings.Contains(err.Error(), "nats.embedded.listen") {
+		t.Fatalf("Dial with the store in use = %v, want ErrStoreInUse suggesting nats.embedded.listen", err)
+	}
+}
+
+// freePort returns a loopback address that was free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}

@@ -1,0 +1,101 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cronlock/cronlock/internal/app"
+	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/internal/proc"
+	"github.com/cronlock/cronlock/job"
+)
+
+func TestJobEnvironment(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "env")
+	cj := config.Job{
+		Name:     "env.job",
+		Schedule: "@every 1m",
+		Shell:    `env | grep -E '^(CRONLOCK_|GREETING=)' | sort > "$OUT"; pwd >> "$OUT"`,
+		Env:      map[string]string{"GREETING": "hi", "OUT": out, "CRONLOCK_TOKEN": "overridden by cronlock"},
+		Dir:      dir,
+		Location: time.UTC,
+	}
+	logs := &logBuffer{}
+	j := app.Job(cj, newLogger(t, logs))
+	tick := time.Date(2026, 3, 29, 3, 0, 0, 0, time.FixedZone("CEST", 2*3600))
+	ctx := job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: tick, Attempt: 2, Owner: "host:42", Token: 1234})
+	if err := j.Run(ctx); err != nil {
+		t.Fatalf("Run: %v\nlogs:\n%s", err, logs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(string(b)), "\n")
+	want := []string{
+		"CRONLOCK_ATTEMPT=2",
+		"CRONLOCK_JOB=env.job",
+		"CRONLOCK_OWNER=host:42",
+		"CRONLOCK_TICK=2026-03-29T01:00:00Z", // RFC 3339 in UTC
+		"CRONLOCK_TOKEN=1234",
+		"GREETING=hi",
+		dir,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("job saw\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if j.Name != cj.Name || j.Schedule != cj.Schedule || j.Location != time.UTC {
+		t.Errorf("Job = %+v", j)
+	}
+}
+
+func TestJobExitCode(t *testing.T) {
+	t.Parallel()
+	logs := &logBuffer{}
+	j := app.Job(config.Job{Name: "fails", Schedule: "@every 1m", Command: []string{"sh", "-c", "echo oops >&2; exit 3"}}, newLogger(t, logs))
+	err := j.Run(job.NewContext(context.Background(), job.RunInfo{Job: "fails", Tick: time.Now(), Attempt: 1}))
+	var ee *proc.ExitError
+	if !errors.As(err, &ee) || ee.Code != 3 {
+		t.Fatalf("Run = %v, want an exit error with code 3", err)
+	}
+	if !strings.Contains(err.Error(), "3") {
+		t.Errorf("error %q does not name the exit code", err)
+	}
+	// The job's stderr is logged as a warning with the job's fields.
+	if s := logs.String(); !strings.Contains(s, `"stream":"stderr"`) || !strings.Contains(s, `"message":"oops"`) || !strings.Contains(s, `"job":"fails"`) {
+		t.Errorf("stderr not logged with the job's fields:\n%s", s)
+	}
+}
+
+func TestNextRuns(t *testing.T) {
+	t.Parallel()
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC)
+	got, err := app.NextRuns(config.Job{Schedule: "30 2 * * *", Location: berlin}, from, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 02:30 does not exist in Berlin that night: the tick is at the end of
+	// the gap (job package rules), and the next one is the following day.
+	want := []string{"2026-03-29T03:00:00+02:00", "2026-03-30T02:30:00+02:00"}
+	for i, w := range want {
+		if i >= len(got) || got[i].Format(time.RFC3339) != w {
+			t.Fatalf("NextRuns = %v, want %v", got, want)
+		}
+	}
+	none, err := app.NextRuns(config.Job{Schedule: "0 0 30 2 *", Location: time.UTC}, from, 3)
+	if err != nil || len(none) != 0 {
+		t.Errorf("NextRuns(Feb 30) = %v, %v; want none", none, err)
+	}
+}
