@@ -171,6 +171,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		cfg.Dir = d
 	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
 	if logf, err := os.Create(filepath.Join(cfg.Dir, "harness.log")); err == nil {
 		defer logf.Close()
 		cfg.Log = io.MultiWriter(cfg.Log, logf)
@@ -423,17 +426,18 @@ func (h *Harness) inject(ctx context.Context) {
 // leader before the next fault, so faults do not pile up.
 func (h *Harness) heal() {
 	for _, r := range h.replicas {
-		for _, p := range r.Problems() {
-			_ = p
-		}
 		if !r.Running() {
 			h.logf("replica %s is down: restarting", r.Name)
 			r.Start()
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	t0 := time.Now()
+	deadline := t0.Add(30 * time.Second)
 	for time.Now().Before(deadline) && (h.cluster.StreamLeader(LockStream) < 0 || h.cluster.StreamLeader(HistoryStream) < 0) {
 		time.Sleep(100 * time.Millisecond)
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		h.logf("waited %v for the lock and history streams to have a leader", d.Round(time.Millisecond))
 	}
 }
 
