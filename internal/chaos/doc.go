@@ -1,0 +1,58 @@
+// Package chaos is cronlock's fault-injection harness. It runs real
+// processes, injects faults, and checks the recorded history afterwards.
+//
+// # Set-up
+//
+//   - A three-node JetStream cluster of nats-server processes built from
+//     the nats-server module in go.mod, each with a monitoring port (the
+//     harness reads /jsz?streams=true to find stream leaders) and
+//     cluster.no_advertise, so that clients only know the URLs they were
+//     given.
+//   - Five cronlock replicas (go build ./cmd/cronlock), each reaching the
+//     three nodes through its own three proxies (a ProxyGroup): every byte
+//     of a replica's NATS traffic can be passed, delayed, black-holed or cut
+//     together. The lock bucket is R3, the lease 2 s, renewal every 500 ms.
+//   - Jobs: three every-second jobs that take 5 ms (tick.a, tick.b,
+//     tick.c) and two every-second jobs that run for 2.5 and 3.5 leases
+//     (long.a, long.b). Each job is this package's recorder (the harness's
+//     own executable with CHAOS_RECORD=1, see MaybeRecord): it appends a
+//     start line {job, tick, token, replica, pid, time} to a per-replica
+//     file with O_APPEND, writes to the Fence (a resource keyed by job that
+//     rejects a token lower than the highest it has seen) at once, every
+//     100 ms while it runs and once more before it ends, and appends an end
+//     line with its status (ok, fenced, signal). A SIGKILLed run leaves a
+//     start without an end; the harness also notes, polling every 50 ms,
+//     when such a process vanished.
+//
+// # Faults
+//
+// kill (SIGKILL of a replica, restarted 1–4 s later), kill-mid-run (of a
+// replica while it runs a job, preferably a long one), pause (SIGSTOP of the
+// cronlock process for lease+0.5–2.5 s: its job keeps running, as a holder
+// whose supervisor stalls), pause-tree (SIGSTOP of cronlock and all its
+// descendants: a frozen host), cut (connections closed and refused for
+// 1.5–3 leases), blackhole (traffic silently held, likewise), delay (every
+// byte delayed 100 ms–1 s for 3–8 s), nats-kill (SIGKILL or SIGTERM of one
+// node, restarted 2–6 s later), nats-leader-kill (the same, of the lock
+// stream's leader), nats-outage (every node down for lease+1–4 s) and
+// rolling-restart (each replica SIGTERMed, its exit code checked, restarted
+// and awaited in turn). Replica faults hit the replica running a long job
+// half of the time. Faults are sequential; before the next one the harness
+// restarts any replica that is down and waits for both streams to have a
+// leader. Every random choice comes from the seed.
+//
+// # Checks
+//
+// See Check. In short: no two runs of a job overlap unless the stale one was
+// rejected by the fence; no tick runs twice; every short-job tick at which
+// NATS had a quorum and leaders for the lock and history streams ran, and
+// the others are listed with their cause; after the final SIGTERM every
+// replica exits 0, no lock is held, no job or shim process is left; and the
+// takeover delay of a long job after a fault on its holder is measured.
+//
+// # Modes
+//
+// go test ./internal/chaos/ runs TestChaos, every fault kind once (about 80
+// s; skipped with -short; CHAOS_SEED=N replays). The command
+// ./internal/chaos/cmd/chaos runs random faults for -duration.
+package chaos
