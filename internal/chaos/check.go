@@ -141,11 +141,13 @@ func Check(h *History) *Report {
 	for _, f := range h.Faults {
 		r.FaultsByKind[f.Kind]++
 	}
-	rejected := map[int]bool{} // pid → rejected by the fence at least once
+	rejected := map[int]time.Time{} // pid → last rejection by the fence
 	for _, d := range h.Fence {
 		if !d.OK {
 			r.Rejections++
-			rejected[d.PID] = true
+			if d.Time.After(rejected[d.PID]) {
+				rejected[d.PID] = d.Time
+			}
 		}
 	}
 	kills := map[string][]time.Time{} // replica → kill instants
@@ -228,7 +230,10 @@ func Check(h *History) *Report {
 				if later.Token < earlier.Token {
 					earlier, later = later, earlier
 				}
-				o := Overlap{Earlier: earlier, Later: later, Fenced: rejected[earlier.PID] || earlier.Status == "fenced"}
+				// Fenced: the stale run's writes were rejected once the
+				// newer run existed (a rejected run ends at once).
+				rej, ok := rejected[earlier.PID]
+				o := Overlap{Earlier: earlier, Later: later, Fenced: ok && !rej.Before(later.Start)}
 				r.Overlaps = append(r.Overlaps, o)
 				if o.Fenced {
 					r.FencedOverlaps++
@@ -237,6 +242,29 @@ func Check(h *History) *Report {
 				}
 			}
 			active = append(active, run)
+		}
+	}
+
+	// 1b. Tokens grow: a run that starts after another run of the job ended
+	// carries a higher token (otherwise the fence would reject a legitimate
+	// holder, e.g. after lock state was lost).
+	for _, runs := range sortedJobs(byJob) {
+		byEnd := append([]Record(nil), runs...)
+		sort.Slice(byEnd, func(i, j int) bool { return endOf(byEnd[i]).Before(endOf(byEnd[j])) })
+		var maxTok uint64
+		var maxRun Record
+		k := 0
+		for _, run := range runs { // sorted by start above
+			for k < len(byEnd) && endOf(byEnd[k]).Before(run.Start) {
+				if byEnd[k].Token > maxTok {
+					maxTok, maxRun = byEnd[k].Token, byEnd[k]
+				}
+				k++
+			}
+			if maxTok > 0 && run.Token <= maxTok {
+				r.violate("token went backwards: %s tick %s on %s (pid %d) has token %d but an earlier run (tick %s on %s, pid %d) ended with token %d",
+					run.Job, run.Tick.Format("15:04:05"), run.Replica, run.PID, run.Token, maxRun.Tick.Format("15:04:05"), maxRun.Replica, maxRun.PID, maxTok)
+			}
 		}
 	}
 

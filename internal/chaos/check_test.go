@@ -166,7 +166,7 @@ func TestCheckCoverageAttribution(t *testing.T) {
 	for _, tk := range []float64{3, 6, 9, 10} {
 		drop(tk)
 	}
-	h.Runs = append(h.Runs, run("t", 100, 100, 100.1, "r1", 1, 1, "ok")) // keep token order irrelevant
+	h.Runs = append(h.Runs, run("t", 100, 100, 100.1, "r1", 1, 1000, "ok")) // outside [From, To]
 	r := Check(h)
 	if !r.OK() {
 		t.Fatalf("violations: %v", r.Violations)
@@ -220,4 +220,12 @@ func TestCheckVanishedRun(t *testing.T) {
 	// The next holder starting before it vanished overlaps it.
 	h.Runs[len(h.Runs)-1] = run("l", 7, 7.1, 11, "r1", 202, 51, "ok")
 	wantViolation(t, h, "overlap")
+}
+
+func TestCheckTokenBackwards(t *testing.T) {
+	h := clean()
+	// The second long run starts after the first ended but with a lower
+	// token: the lock state went back in time.
+	h.Runs[11].Token = 1
+	wantViolation(t, h, "token went backwards")
 }
