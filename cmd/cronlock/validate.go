@@ -45,7 +45,13 @@ func (c *cli) validate(_ context.Context, args []string) error {
 			return err
 		}
 		fmt.Fprintf(w, "\n%s (line %d)\n", j.Name, j.Line)
-		fmt.Fprintf(w, "  schedule: %s (%s)\n", j.Schedule, j.Location)
+		// The zone the ticks are computed in: a CRON_TZ= prefix overrides
+		// timezone, and @every is zone-free (UTC).
+		zone := j.Location
+		if len(runs) > 0 {
+			zone = runs[0].Location()
+		}
+		fmt.Fprintf(w, "  schedule: %s (%s)\n", j.Schedule, zone)
 		if j.Shell != "" {
 			fmt.Fprintf(w, "  shell:    %s\n", j.Shell)
 		} else {
