@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/cronlock/cronlock/internal/natstest"
+	"github.com/cronlock/cronlock/lock"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// permissionsDoc documents the NATS permissions; its conf block is the
+// server configuration of TestLeastPrivilege.
+const permissionsDoc = "../../internal/app/PERMISSIONS.md"
+
+// TestLeastPrivilege runs `cronlock run` (and a job), `locks` and `status`
+// as a user restricted to the permissions of PERMISSIONS.md, against a
+// server configured with its accounts block; an admin created the buckets.
+func TestLeastPrivilege(t *testing.T) {
+	t.Parallel()
+	md, err := os.ReadFile(permissionsDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```conf\n(.*?)```").FindSubmatch(md)
+	if m == nil {
+		t.Fatalf("%s: no ```conf block", permissionsDoc)
+	}
+	conf := strings.NewReplacer("ADMIN_PASSWORD", "admin-pw", "CRONLOCK_PASSWORD", "cronlock-pw").Replace(string(m[1]))
+	srv := natstest.RunServer(t, natstest.Options{Configure: func(o *server.Options) {
+		if err := o.ProcessConfigString(conf); err != nil {
+			t.Fatalf("%s conf block: %v", permissionsDoc, err)
+		}
+	}})
+	url := srv.ClientURL()
+
+	// The admin creates the buckets (see PERMISSIONS.md).
+	_, js := natstest.Connect(t, url, nats.UserInfo("admin", "admin-pw"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := lock.New(ctx, js, lock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scheduler.New(l, scheduler.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+
+	// The restricted user cannot create buckets: a check that the server
+	// enforces the block at all.
+	violations := make(chan error, 1)
+	rnc, _ := natstest.Connect(t, url, nats.UserInfo("cronlock", "cronlock-pw"),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			select {
+			case violations <- err:
+			default:
+			}
+		}))
+	if err := rnc.Publish("$JS.API.STREAM.CREATE.KV_not_allowed", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-violations:
+		if !strings.Contains(err.Error(), "Permissions Violation") {
+			t.Fatalf("restricted publish: %v, want a permissions violation", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the restricted user may create streams: the conf block is not enforced")
+	}
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ran")
+	cfg := writeFile(t, dir, "cronlock.yaml", fmt.Sprintf(`
+nats: {url: %s, user: cronlock, password: cronlock-pw}
+lock: {lease: 2s, renew: 500ms, owner: restricted}
+http: {listen: ""}
+jobs:
+  - name: least.privilege
+    schedule: "* * * * * *"
+    shell: echo "$CRONLOCK_TOKEN" >> %q
+`, url, out))
+	d := startDaemon(t, dir, cfg)
+	waitFor(t, 20*time.Second, "two runs", func() bool { return len(fileLines(t, out)) >= 2 })
+	for _, args := range [][]string{{"locks", "-c", cfg, "--json"}, {"status", "-c", cfg, "--json"}} {
+		if r := cronlock(t, nil, args...); r.code != 0 || strings.Contains(r.stderr, "iolation") {
+			t.Errorf("cronlock %q as the restricted user: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+	d.stop()
+	if s := d.out.String(); d.waitErr != nil || strings.Contains(s, "Permissions Violation") || strings.Contains(s, `"level":"error"`) {
+		t.Errorf("cronlock run as the restricted user: %v\n%s", d.waitErr, s)
+	}
+	if strings.Contains(d.out.String(), "cronlock-pw") {
+		t.Error("the password appears in the log")
+	}
+}
+
