@@ -104,4 +104,3 @@ jobs:
 		t.Error("the password appears in the log")
 	}
 }
-
