@@ -369,7 +369,13 @@ func Check(h *History) *Report {
 				}
 				for _, run := range byJob[j] {
 					if run.Start.After(f.Start) && run.Token > held.Token {
-						r.Takeover[f.Kind] = append(r.Takeover[f.Kind], run.Start.Sub(f.Start))
+						// A takeover: the held run was cut short (killed,
+						// stopped by cronlock, fenced) or overlapped by the
+						// next; a run that simply finished while its
+						// replica kept the lease is not one.
+						if held.Status != "ok" || endOf(*held).After(run.Start) {
+							r.Takeover[f.Kind] = append(r.Takeover[f.Kind], run.Start.Sub(f.Start))
+						}
 						break
 					}
 				}

@@ -39,7 +39,7 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 	}
 	fmt.Fprintf(w, "5. takeover of a long job's lock after a fault on its holder (fault → next holder's start; lease %v):\n", h.Lease)
 	printDelays(w, r.Takeover, h.Lease)
-	fmt.Fprintf(w, "   recovery after NATS faults (fault, or restore for an outage → every short job ran again):\n")
+	fmt.Fprintf(w, "   recovery after NATS faults and rolling restarts (fault, or restore for an outage → every short job ran again):\n")
 	printDelays(w, r.Recovery, 0)
 	if verbose {
 		for _, o := range r.Overlaps {
@@ -100,7 +100,7 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 		ds := r.Takeover[k]
 		fmt.Fprintf(&b, "| %s | %d | %v | %v | %v | %v | %v |\n", k, len(ds), rd(Percentile(ds, 50)), rd(Percentile(ds, 99)), rd(Percentile(ds, 100)), rd(Percentile(ds, 50)-h.Lease), rd(Percentile(ds, 99)-h.Lease))
 	}
-	fmt.Fprintf(&b, "\nRecovery after NATS faults (fault, or restore for an outage → every short job has run again):\n\n| Fault | n | p50 | p99 | max |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\nRecovery after NATS faults and rolling restarts (fault, or restore for an outage → every short job has run again):\n\n| Fault | n | p50 | p99 | max |\n|---|---|---|---|---|\n")
 	for _, k := range sortedKeys(r.Recovery) {
 		ds := r.Recovery[k]
 		fmt.Fprintf(&b, "| %s | %d | %v | %v | %v |\n", k, len(ds), rd(Percentile(ds, 50)), rd(Percentile(ds, 99)), rd(Percentile(ds, 100)))
