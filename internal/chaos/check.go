@@ -100,6 +100,7 @@ type Report struct {
 	RunsByJob      map[string]int
 	Killed         int // runs without an end line
 	KilledOther    int // of which: not by a replica kill (cronlock's SIGKILL after the grace)
+	Posthumous     int // runs that wrote their start line after their replica was SIGKILLed
 	FencedRuns     int // runs that ended with a fence rejection
 	Rejections     int // fence rejections
 	Overlaps       []Overlap
@@ -183,7 +184,13 @@ func Check(h *History) *Report {
 			r.violate("run of %s tick %s on %s (pid %d) has an end line but no start line", run.Job, run.Tick.Format(time.RFC3339), run.Replica, run.PID)
 			continue
 		}
-		k, killed := killAfter(run.Replica, run.Start)
+		// A job whose shim was already starting it when cronlock was
+		// SIGKILLed can write its start line a few ms after the kill (the
+		// shim then kills it): look for kills from 500 ms before the start.
+		k, killed := killAfter(run.Replica, run.Start.Add(-500*time.Millisecond))
+		if killed && k.Before(run.Start) {
+			r.Posthumous++
+		}
 		v, vanished := h.Vanished[run.PID]
 		if vanished && v.Before(run.Start) {
 			vanished = false
@@ -193,6 +200,9 @@ func Check(h *History) *Report {
 			switch {
 			case killed && (!vanished || k.Before(v)):
 				end = k
+				if end.Before(run.Start) {
+					end = run.Start
+				}
 			case vanished:
 				// Gone without an end line, not when its replica was
 				// killed: SIGKILLed by cronlock after the grace. It ended

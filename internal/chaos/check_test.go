@@ -229,3 +229,16 @@ func TestCheckTokenBackwards(t *testing.T) {
 	h.Runs[11].Token = 1
 	wantViolation(t, h, "token went backwards")
 }
+
+func TestCheckPosthumousStart(t *testing.T) {
+	h := clean()
+	// r3 was SIGKILLed at 6.0 while its shim was starting the job, which
+	// wrote its start line at 6.01 and was then killed by the shim.
+	h.Runs[11] = run("l", 6, 6.01, -1, "r3", 201, 50, "")
+	h.Faults = []Fault{{Kind: FKillMidRun, Target: "r3", Start: at(6), End: at(8)}}
+	h.Runs = append(h.Runs, run("l", 8, 8.1, 11, "r1", 202, 51, "ok"))
+	r := Check(h)
+	if !r.OK() || r.Posthumous != 1 || r.Killed != 1 {
+		t.Fatalf("posthumous: %v (posthumous %d, killed %d)", r.Violations, r.Posthumous, r.Killed)
+	}
+}

@@ -17,7 +17,7 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 			fmt.Fprintf(w, "  %-18s %d\n", k, n)
 		}
 	}
-	fmt.Fprintf(w, "runs recorded: %d (killed mid-run: %d, of which not by a replica kill: %d; ended fenced: %d; fence rejections: %d)\n", r.Runs, r.Killed, r.KilledOther, r.FencedRuns, r.Rejections)
+	fmt.Fprintf(w, "runs recorded: %d (killed mid-run: %d, of which not by a replica kill: %d; started after their replica's SIGKILL: %d; ended fenced: %d; fence rejections: %d)\n", r.Runs, r.Killed, r.KilledOther, r.Posthumous, r.FencedRuns, r.Rejections)
 	for _, j := range sortedKeys(r.RunsByJob) {
 		fmt.Fprintf(w, "  %-8s %d\n", j, r.RunsByJob[j])
 	}
