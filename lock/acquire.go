@@ -216,7 +216,7 @@ func (a *attempt) claim(ctx context.Context, expected uint64) (*Lease, error) {
 	lease := a.l.opts.LeaseDuration
 	sent := time.Now()
 	rec := record{Owner: a.owner, Lease: a.id, AcquiredAt: sent.UTC(), ExpiresAt: sent.Add(lease).UTC()}
-	rev, err := a.l.write(ctx, a.key, rec.encode(), expected)
+	rev, err := a.l.claimWrite(ctx, a.key, rec.encode(), expected)
 	if err != nil {
 		if !isConflict(err) {
 			a.uncertain = true

@@ -225,16 +225,78 @@ func BenchmarkRawKV(b *testing.B) {
 
 func benchRawKV(b *testing.B, watched bool) {
 	url := benchServer(b)
-	_, js := natstest.Connect(b, url)
-	benchCreateBucket(b, js)
+	cycle := newRawCycle(b, url, benchBucket, watched)
+	cycle()
+	b.ResetTimer()
+	for range b.N {
+		cycle()
+	}
+	b.StopTimer()
+	spy := newRTSpy(b, url)
+	b.ReportMetric(spy.perOp(benchRTOps, cycle), "rt/op")
+}
+
+// BenchmarkAcquireReleaseVsRaw runs, interleaved on one server, one
+// Acquire+Release cycle and the raw pair of writes on a plain bucket and on a
+// watched bucket per op, and reports the per-cycle times and the ratios. The
+// interleaving makes the ratio robust to a noisy machine, where separate
+// benchmarks run seconds apart can drift by tens of percent.
+func BenchmarkAcquireReleaseVsRaw(b *testing.B) {
+	url := benchServer(b)
 	ctx := context.Background()
+	l, _ := benchLocker(b, url, benchOptions("bench-pair"))
+	lockCycle := func() {
+		lease, err := l.Acquire(ctx, "pair")
+		if err != nil {
+			b.Fatalf("acquire: %v", err)
+		}
+		if err := lease.Release(ctx); err != nil {
+			b.Fatalf("release: %v", err)
+		}
+	}
+	plain := newRawCycle(b, url, "rawplain", false)
+	watched := newRawCycle(b, url, "rawwatched", true)
+	cycles := []func(){lockCycle, plain, watched}
+	for _, c := range cycles {
+		c()
+	}
+	var sums [3]time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range cycles {
+			k := (i + j) % len(cycles) // rotate the order
+			t0 := time.Now()
+			cycles[k]()
+			sums[k] += time.Since(t0)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(us(sums[0]/time.Duration(b.N)), "lock-µs")
+	b.ReportMetric(us(sums[1]/time.Duration(b.N)), "raw-µs")
+	b.ReportMetric(us(sums[2]/time.Duration(b.N)), "raw-watched-µs")
+	b.ReportMetric(float64(sums[0])/float64(sums[1]), "lock/raw")
+	b.ReportMetric(float64(sums[0])/float64(sums[2]), "lock/raw-watched")
+}
+
+// newRawCycle creates bucket as lock.New would, optionally with a
+// headers-only watch on the same connection, and returns one raw cycle: the
+// CAS write with TTL and the CAS purge marker.
+func newRawCycle(b *testing.B, url, bucket string, watched bool) func() {
+	b.Helper()
+	ctx := context.Background()
+	_, js := natstest.Connect(b, url)
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: bucket, History: 1, Storage: jetstream.FileStorage, LimitMarkerTTL: benchMarkerTTL,
+	}); err != nil {
+		b.Fatalf("create bucket: %v", err)
+	}
 	if watched {
-		stream, err := js.Stream(ctx, "KV_"+benchBucket)
+		stream, err := js.Stream(ctx, "KV_"+bucket)
 		if err != nil {
 			b.Fatal(err)
 		}
 		cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{"$KV." + benchBucket + ".>"},
+			FilterSubjects: []string{"$KV." + bucket + ".>"},
 			DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 			HeadersOnly:    true,
 		})
@@ -247,10 +309,10 @@ func benchRawKV(b *testing.B, watched bool) {
 		}
 		b.Cleanup(cc.Stop)
 	}
-	subject := "$KV." + benchBucket + ".raw"
+	subject := "$KV." + bucket + ".raw"
 	value := benchRecord()
 	var rev uint64
-	cycle := func() {
+	return func() {
 		ack, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: value, Header: nats.Header{}},
 			jetstream.WithExpectLastSequencePerSubject(rev),
 			jetstream.WithMsgTTL(2*time.Second))
@@ -268,14 +330,6 @@ func benchRawKV(b *testing.B, watched bool) {
 		}
 		rev = ack.Sequence
 	}
-	cycle()
-	b.ResetTimer()
-	for range b.N {
-		cycle()
-	}
-	b.StopTimer()
-	spy := newRTSpy(b, url)
-	b.ReportMetric(spy.perOp(benchRTOps, cycle), "rt/op")
 }
 
 // BenchmarkKVCreateAfterDelete measures nats.go's kv.Create on a key whose

@@ -622,3 +622,33 @@ func TestClusterContention(t *testing.T) {
 		t.Fatalf("%d holders at once", maxInside.Load())
 	}
 }
+
+// An acquiring write that lands after Acquire gave up (a slow link) is freed
+// as soon as its acknowledgement arrives, not held for a whole lease.
+func TestLateAcquireWriteIsFreed(t *testing.T) {
+	t.Parallel()
+	url := newServer(t)
+	proxy := natstest.NewProxy(t, strings.TrimPrefix(url, "nats://"))
+	o := lock.Options{LeaseDuration: 10 * time.Second, RenewInterval: 2 * time.Second}
+	slow, _ := newLocker(t, proxy.URL(), o)
+	observer, _ := newLocker(t, url, o)
+	proxy.SetDelay(300 * time.Millisecond)
+	start := time.Now()
+	_, err := slow.Acquire(context.Background(), "k", lock.WithTimeout(100*time.Millisecond))
+	if err == nil || errors.Is(err, lock.ErrNotAcquired) {
+		t.Fatalf("Acquire over a 300 ms link with a 100 ms timeout = %v, want a NATS timeout", err)
+	}
+	// The write lands ~300 ms in; then it must be freed, long before the 10 s lease.
+	sawHeld := false
+	for time.Since(start) < 5*time.Second {
+		_, err := observer.Holder(context.Background(), "k")
+		if err == nil {
+			sawHeld = true
+		} else if errors.Is(err, lock.ErrNotHeld) && sawHeld {
+			t.Logf("late write freed %v after the acquire started", time.Since(start))
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the late write was not freed within 5 s (seen held: %v)", sawHeld)
+}

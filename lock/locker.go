@@ -2,7 +2,6 @@ package lock
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,6 +37,7 @@ type Locker struct {
 
 	closeOnce sync.Once
 	consume   jetstream.ConsumeContext
+	reapers   sync.WaitGroup // see reap
 }
 
 // New returns a Locker on the bucket opts.Bucket, creating the bucket when it
@@ -105,9 +105,12 @@ func (l *Locker) ensureBucket(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the Locker's watch of the bucket. It does not release leases.
+// Close stops the Locker's watch of the bucket and waits (a few seconds at
+// most) for the clean-up of abandoned acquiring writes. It does not release
+// leases.
 func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
+		defer l.reapers.Wait()
 		if l.consume != nil {
 			l.consume.Stop()
 			// Stopping deletes the consumer on the server; while
@@ -158,6 +161,54 @@ func (l *Locker) write(ctx context.Context, key string, value []byte, expected u
 	return ack.Sequence, nil
 }
 
+// claimWrite is write for an acquiring write. If ctx ends before the server
+// answers, the write may still be stored; a reaper then frees it as soon as
+// its acknowledgement arrives, so a late write does not hold the key for a
+// whole lease after its caller gave up.
+func (l *Locker) claimWrite(ctx context.Context, key string, value []byte, expected uint64) (uint64, error) {
+	m := &nats.Msg{Subject: l.subject(key), Data: value, Header: nats.Header{}}
+	fut, err := l.js.PublishMsgAsync(m,
+		jetstream.WithExpectLastSequencePerSubject(expected),
+		jetstream.WithMsgTTL(l.opts.LeaseDuration))
+	if err != nil {
+		return 0, err
+	}
+	select {
+	case ack := <-fut.Ok():
+		l.tracker.observe(key, keyState{rev: ack.Sequence})
+		return ack.Sequence, nil
+	case err := <-fut.Err():
+		if isConflict(err) {
+			l.tracker.forget(key)
+		}
+		return 0, err
+	case <-ctx.Done():
+		l.reap(key, fut)
+		return 0, ctx.Err()
+	}
+}
+
+// reap waits (bounded) for the answer to an abandoned acquiring write and
+// frees the key if the write was stored.
+func (l *Locker) reap(key string, fut jetstream.PubAckFuture) {
+	l.reapers.Add(1)
+	go func() {
+		defer l.reapers.Done()
+		t := time.NewTimer(opTimeout)
+		defer t.Stop()
+		select {
+		case ack := <-fut.Ok():
+			ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+			defer cancel()
+			if err := l.free(ctx, key, ack.Sequence); err == nil {
+				l.log.Debug().Str("key", key).Msg("lock: freed an acquiring write that landed after its caller gave up")
+			}
+		case <-fut.Err():
+		case <-t.C: // no answer at all: the key's TTL frees it
+		}
+	}()
+}
+
 // free places a purge marker on key if its last revision is expected, or
 // unconditionally when expected is 0. The marker wakes watchers and carries
 // its own TTL, so released keys do not pile up.
@@ -180,7 +231,7 @@ func (l *Locker) free(ctx context.Context, key string, expected uint64) error {
 	return nil
 }
 
-// entry is the last message stored for a key, as read from the stream leader.
+// entry is the last message stored for a key.
 type entry struct {
 	rev    uint64
 	free   bool
@@ -190,60 +241,31 @@ type entry struct {
 	ttl    time.Duration
 }
 
-// last reads the key's last message from the stream leader (not a possibly
-// stale follower, as a direct get might). nil with a nil error means the key
-// has no message. Like every read, the result is a hint: ownership is decided
-// by compare-and-swap writes only.
+// last reads the key's last message, with a direct get where the bucket
+// allows it (any replica answers, without queueing behind the JetStream
+// API). nil with a nil error means the key has no message. A follower may
+// answer with a slightly stale entry: like every read here, the result is a
+// hint, and ownership is decided by compare-and-swap writes only.
 func (l *Locker) last(ctx context.Context, key string) (*entry, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opTimeout)
 		defer cancel()
 	}
-	req, _ := json.Marshal(struct {
-		LastBySubject string `json:"last_by_subj"`
-	}{l.subject(key)})
-	resp, err := l.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+l.streamName, req)
+	m, err := l.stream.GetLastMsgForSubject(ctx, l.subject(key))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		l.tracker.observe(key, keyState{free: true})
+		return nil, nil
+	}
 	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) {
-			return nil, fmt.Errorf("%w: %w", err, jetstream.ErrNoStreamResponse)
-		}
 		return nil, err
 	}
-	var r struct {
-		Message *struct {
-			Seq    uint64    `json:"seq"`
-			Header []byte    `json:"hdrs"`
-			Data   []byte    `json:"data"`
-			Time   time.Time `json:"time"`
-		} `json:"message"`
-		Error *jetstream.APIError `json:"error"`
-	}
-	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return nil, fmt.Errorf("lock: bad message-get response: %w", err)
-	}
-	if r.Error != nil {
-		if r.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
-			l.tracker.observe(key, keyState{free: true})
-			return nil, nil
-		}
-		return nil, r.Error
-	}
-	if r.Message == nil {
-		return nil, jetstream.ErrInvalidJetStreamResponse
-	}
-	var hdr nats.Header
-	if len(r.Message.Header) > 0 {
-		if hdr, err = nats.DecodeHeadersMsg(r.Message.Header); err != nil {
-			return nil, fmt.Errorf("lock: bad message headers: %w", err)
-		}
-	}
-	e := &entry{rev: r.Message.Seq, free: isFreeMarker(hdr), stored: r.Message.Time}
-	if ttl := hdr.Get(jetstream.MsgTTLHeader); ttl != "" {
+	e := &entry{rev: m.Sequence, free: isFreeMarker(m.Header), stored: m.Time}
+	if ttl := m.Header.Get(jetstream.MsgTTLHeader); ttl != "" {
 		e.ttl, _ = time.ParseDuration(ttl)
 	}
 	if !e.free {
-		e.rec, e.recErr = decodeRecord(r.Message.Data)
+		e.rec, e.recErr = decodeRecord(m.Data)
 	}
 	l.tracker.observe(key, keyState{rev: e.rev, free: e.free})
 	return e, nil

@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Proxy forwards TCP connections to a target address and can silence them:
@@ -16,6 +17,7 @@ type Proxy struct {
 	ln     net.Listener
 
 	mu     sync.Mutex
+	delay  time.Duration
 	frozen bool
 	thaw   chan struct{} // closed on Thaw; replaced on Freeze
 	conns  map[net.Conn]struct{}
@@ -70,9 +72,12 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			gate := p.thaw
+			gate, delay := p.thaw, p.delay
 			p.mu.Unlock()
 			<-gate // frozen: hold the bytes, as a silent network would
+			if delay > 0 {
+				time.Sleep(delay) // a slow link, in both directions
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
@@ -84,6 +89,14 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			return
 		}
 	}
+}
+
+// SetDelay makes every chunk of data wait d before it is forwarded (0: no
+// delay).
+func (p *Proxy) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delay = d
 }
 
 // Freeze silences every connection, present and future, until Thaw.
