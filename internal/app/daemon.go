@@ -41,6 +41,12 @@ type Daemon struct {
 	schedCancel context.CancelFunc
 	running     atomic.Bool // scheduler.Run is executing
 
+	// sigs receives SIGINT, SIGTERM and SIGHUP from NewDaemon on, so that
+	// none arriving during start-up takes its default action (SIGHUP
+	// would kill the process). reloadPending is a SIGHUP received then.
+	sigs          chan os.Signal
+	reloadPending bool
+
 	mu  sync.Mutex     // serialises reloads
 	cfg *config.Config // in effect: jobs as last reloaded, the rest as started
 }
@@ -50,14 +56,48 @@ type Daemon struct {
 // listener, logging to logOut as cfg.Log says. Nothing is scheduled before
 // Run, which must then be called once: it releases everything NewDaemon
 // acquired. On error everything acquired so far is released.
+//
+// From here on the process's SIGINT, SIGTERM and SIGHUP belong to the
+// daemon. SIGINT or SIGTERM during start-up abort it (ctx's cancellation
+// too); a SIGHUP then is applied when Run starts.
 func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daemon, error) {
 	log, err := NewLogger(cfg.Log, logOut)
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{log: log, cfg: cfg, reg: prometheus.NewRegistry()}
+	d := &Daemon{log: log, cfg: cfg, reg: prometheus.NewRegistry(), sigs: make(chan os.Signal, 4)}
+	signal.Notify(d.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	d.schedCtx, d.schedCancel = context.WithCancel(context.Background())
-	if err := d.start(ctx); err != nil {
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	var watcher sync.WaitGroup
+	watcher.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case s := <-d.sigs:
+				if s == syscall.SIGHUP {
+					d.reloadPending = true
+					continue
+				}
+				cancel(fmt.Errorf("start-up interrupted by %v", s))
+				return
+			}
+		}
+	})
+	err = d.start(ctx)
+	close(stop)
+	watcher.Wait()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+	case err == nil && ctx.Err() != nil: // interrupted just as start-up ended
+		err = context.Cause(ctx)
+	}
+	if err != nil {
 		d.close()
 		return nil, err
 	}
@@ -157,16 +197,16 @@ func (d *Daemon) Ready() bool {
 func (d *Daemon) Run(ctx context.Context) error {
 	defer d.close()
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	if d.reloadPending {
+		d.Reload()
+	}
 	term := make(chan os.Signal, 1)
 	var stopping atomic.Bool
 	quit := make(chan struct{})
 	var bg sync.WaitGroup
 	defer bg.Wait()
 	defer close(quit)
-	bg.Go(func() { d.handleSignals(sigs, term, &stopping, quit) })
+	bg.Go(func() { d.handleSignals(d.sigs, term, &stopping, quit) })
 
 	var g run.Group
 	{ // the caller's context
@@ -254,8 +294,10 @@ func (d *Daemon) handleSignals(sigs <-chan os.Signal, term chan<- os.Signal, sto
 	}
 }
 
-// close releases what NewDaemon acquired, in reverse order.
+// close releases what NewDaemon acquired, in reverse order, and gives the
+// signals back.
 func (d *Daemon) close() {
+	signal.Stop(d.sigs)
 	d.schedCancel()
 	if d.httpLn != nil {
 		d.httpLn.Close() // already closed by the server if it ran
