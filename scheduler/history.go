@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cronlock/cronlock/job"
@@ -57,9 +58,17 @@ type jobState struct {
 
 // history stores jobState values in a KV bucket.
 type history struct {
-	kv   jetstream.KeyValue
-	size int
+	js     jetstream.JetStream
+	kv     jetstream.KeyValue
+	stream jetstream.Stream
+	prefix string // "$KV.<bucket>."
+	size   int
 }
+
+// lastTickHeader carries jobState.LastTick on every write, so replicas can
+// follow claims with a headers-only watch instead of fetching whole
+// histories.
+const lastTickHeader = "Cronlock-Last-Tick"
 
 // maxCASRetries bounds read-modify-write loops on one key. Only replicas
 // finishing, catching up or recording runs of the same job contend, so a
@@ -83,7 +92,11 @@ func openHistory(ctx context.Context, js jetstream.JetStream, bucket string, rep
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: history bucket %q: %w", bucket, err)
 	}
-	return &history{kv: kv, size: size}, nil
+	stream, err := js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: history bucket %q: %w", bucket, err)
+	}
+	return &history{js: js, kv: kv, stream: stream, prefix: "$KV." + bucket + ".", size: size}, nil
 }
 
 func (h *history) get(ctx context.Context, name string) (jobState, uint64, error) {
@@ -101,57 +114,78 @@ func (h *history) get(ctx context.Context, name string) (jobState, uint64, error
 	return st, e.Revision(), nil
 }
 
-// put writes st if the key is still at rev (0: the key must not exist).
-// It reports false on a lost compare-and-swap.
-func (h *history) put(ctx context.Context, name string, st jobState, rev uint64) (bool, error) {
+// put writes st if the key is still at rev (0: the key must not exist) and
+// returns the new revision, or 0 on a lost compare-and-swap.
+func (h *history) put(ctx context.Context, name string, st *jobState, rev uint64) (uint64, error) {
 	if over := len(st.Runs) - h.size; over > 0 {
 		st.Runs = st.Runs[over:]
 	}
 	data, err := json.Marshal(st)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	if rev == 0 {
-		_, err = h.kv.Create(ctx, name, data)
-	} else {
-		_, err = h.kv.Update(ctx, name, data, rev)
+	m := &nats.Msg{Subject: h.prefix + name, Data: data, Header: nats.Header{}}
+	if !st.LastTick.IsZero() {
+		m.Header.Set(lastTickHeader, st.LastTick.UTC().Format(time.RFC3339Nano))
 	}
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return false, nil
+	ack, err := h.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev))
+	if isConflict(err) {
+		return 0, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
+// isConflict reports a failed compare-and-swap; replicated streams report it
+// as 10164 rather than 10071.
+func isConflict(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // update applies change to the job's state with compare-and-swap, retrying
-// on conflicts. change returns false to leave the state as it is.
-func (h *history) update(ctx context.Context, name string, change func(*jobState) bool) (bool, error) {
+// on conflicts, and returns the state written and its revision. change
+// returns false to leave the state as it is (then the revision is 0). A
+// caller that knows the current state and revision passes them as a first
+// guess to save a read.
+func (h *history) update(ctx context.Context, name string, guess *jobState, rev uint64, change func(*jobState) bool) (jobState, uint64, error) {
 	for range maxCASRetries {
-		st, rev, err := h.get(ctx, name)
-		if err != nil {
-			return false, err
+		var st jobState
+		if guess != nil {
+			st, guess = *guess, nil
+			st.Runs = slices.Clone(st.Runs)
+		} else {
+			var err error
+			if st, rev, err = h.get(ctx, name); err != nil {
+				return jobState{}, 0, err
+			}
 		}
 		if !change(&st) {
-			return false, nil
+			return st, 0, nil
 		}
-		ok, err := h.put(ctx, name, st, rev)
+		newRev, err := h.put(ctx, name, &st, rev)
 		if err != nil {
-			return false, err
+			return jobState{}, 0, err
 		}
-		if ok {
-			return true, nil
+		if newRev != 0 {
+			return st, newRev, nil
 		}
 	}
-	return false, fmt.Errorf("history of %q: too many concurrent updates", name)
+	return jobState{}, 0, fmt.Errorf("history of %q: too many concurrent updates", name)
 }
 
 // claim records tick as the job's last claimed tick and run as running,
-// unless that tick or a later one was claimed already (then false). Ticks
-// between the previous claim and this one, which no replica ran, are
-// recorded as one missed entry and counted; runs left "running" by a replica
-// that stopped are marked abandoned (the caller holds the job's lock, so no
-// other run of the job is in progress).
-func (h *history) claim(ctx context.Context, sched job.Schedule, run Run) (claimed bool, missed int, err error) {
-	claimed, err = h.update(ctx, run.Job, func(st *jobState) bool {
+// unless that tick or a later one was claimed already (then claimed is
+// false). Ticks between the previous claim and this one, which no replica
+// ran, are recorded as one missed entry and counted; runs left "running" by
+// a replica that stopped are marked abandoned (the caller holds the job's
+// lock, so no other run of the job is in progress). It returns the state
+// written and its revision, for record.
+func (h *history) claim(ctx context.Context, sched job.Schedule, run Run) (claimed bool, missed int, st jobState, rev uint64, err error) {
+	st, rev, err = h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
 		if !st.LastTick.IsZero() && !run.Tick.After(st.LastTick) {
 			return false
 		}
@@ -174,12 +208,14 @@ func (h *history) claim(ctx context.Context, sched job.Schedule, run Run) (claim
 		st.Runs = append(st.Runs, run)
 		return true
 	})
-	return claimed, missed, err
+	return rev != 0, missed, st, rev, err
 }
 
 // record inserts or replaces run (matched by tick and token) in the history.
-func (h *history) record(ctx context.Context, run Run) error {
-	_, err := h.update(ctx, run.Job, func(st *jobState) bool {
+// guess and rev, if known (from claim), save a read when nothing else wrote
+// since.
+func (h *history) record(ctx context.Context, run Run, guess *jobState, rev uint64) error {
+	_, _, err := h.update(ctx, run.Job, guess, rev, func(st *jobState) bool {
 		i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.Tick.Equal(run.Tick) && r.Token == run.Token })
 		if i >= 0 {
 			st.Runs[i] = run

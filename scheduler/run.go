@@ -92,9 +92,23 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, catchUp bool) {
 	}
 	defer s.runs.Done()
 
+	if s.claims.covers(name, tick) {
+		s.m.skipped.WithLabelValues(name, skipAlreadyRun).Inc()
+		return
+	}
+	// Wait for the lock only until another replica claims the tick.
+	actx, claimedElsewhere := context.WithCancel(s.ctx)
+	stopWatching := s.claims.onClaim(name, tick, claimedElsewhere)
 	started := time.Now()
-	lease, err := s.locker.Acquire(s.ctx, name, lock.WithTimeout(s.opts.AcquireTimeout))
+	lease, err := s.locker.Acquire(actx, name, lock.WithTimeout(s.opts.AcquireTimeout))
+	stopWatching()
+	claimedElsewhere()
 	switch {
+	case err != nil && actx.Err() != nil && s.ctx.Err() == nil:
+		s.m.acquire.WithLabelValues("not_acquired").Observe(time.Since(started).Seconds())
+		s.m.skipped.WithLabelValues(name, skipAlreadyRun).Inc()
+		log.Debug().Msg("tick skipped: claimed by another replica while waiting for the lock")
+		return
 	case errors.Is(err, lock.ErrNotAcquired):
 		s.m.acquire.WithLabelValues("not_acquired").Observe(time.Since(started).Seconds())
 		s.m.skipped.WithLabelValues(name, skipLocked).Inc()
@@ -118,7 +132,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, catchUp bool) {
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
 	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.clock.Now(), Status: StatusRunning}
 	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
-	claimed, missed, err := s.history.claim(ctx, e.sched, run)
+	claimed, missed, st, rev, err := s.history.claim(ctx, e.sched, run)
 	cancel()
 	switch {
 	case err != nil:
@@ -137,7 +151,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, catchUp bool) {
 	if catchUp {
 		log = log.With().Bool("catch_up", true).Logger()
 	}
-	s.execute(s.hard, e, &run, lease, log)
+	s.execute(s.hard, e, &run, lease, &st, rev, log)
 }
 
 // beginRun counts a run in, unless the scheduler is stopping.
@@ -154,7 +168,9 @@ func (s *Scheduler) beginRun() bool {
 // execute runs the job's attempts under lease and records the result in
 // run and in the shared history. parent is cancelled when the run must stop
 // regardless of the lease (shutdown after the grace, a Trigger's caller).
-func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *lock.Lease, log zerolog.Logger) {
+// st and rev are the job's shared state as last written by this run's
+// claim (nil, 0 if unknown), to record the result without a read.
+func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *lock.Lease, st *jobState, rev uint64, log zerolog.Logger) {
 	name := e.job.Name
 	e.mu.Lock()
 	e.running++
@@ -207,7 +223,7 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *l
 
 	// Record the result even if the lease is gone: it is this run's entry.
 	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
-	if herr := s.history.record(rctx, *run); herr != nil {
+	if herr := s.history.record(rctx, *run, st, rev); herr != nil {
 		log.Warn().Err(herr).Msg("cannot record the run in the history")
 	}
 	rcancel()
@@ -301,7 +317,7 @@ func (s *Scheduler) Trigger(ctx context.Context, name string) error {
 	now := s.clock.Now()
 	run := Run{Job: name, Tick: now, Manual: true, Owner: lease.Owner(), Token: lease.Token(), Start: now, Status: StatusRunning}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	if err := s.history.record(rctx, run); err != nil {
+	if err := s.history.record(rctx, run, nil, 0); err != nil {
 		cancel()
 		return fmt.Errorf("scheduler: Trigger %q: record: %w", name, err)
 	}
@@ -311,7 +327,7 @@ func (s *Scheduler) Trigger(ctx context.Context, name string) error {
 	unhook := context.AfterFunc(s.hard, stop)
 	defer unhook()
 	log := s.log.With().Str("job", name).Time("tick", now).Bool("manual", true).Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
-	s.execute(parent, e, &run, lease, log)
+	s.execute(parent, e, &run, lease, nil, 0, log)
 	if run.Status != StatusSucceeded {
 		return fmt.Errorf("scheduler: Trigger %q: %s: %s", name, run.Status, run.Error)
 	}

@@ -82,6 +82,7 @@ type Scheduler struct {
 	clock   clockwork.Clock
 	log     zerolog.Logger
 	history *history
+	claims  *claims
 	m       *metrics
 	owner   string
 
@@ -133,7 +134,7 @@ func New(locker *lock.Locker, opts Options) (*Scheduler, error) {
 	}
 	hard, hardCancel := context.WithCancel(context.Background())
 	return &Scheduler{
-		locker: locker, opts: o, clock: o.Clock, log: o.Logger, history: h, m: m, owner: lo.OwnerID,
+		locker: locker, opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(), m: m, owner: lo.OwnerID,
 		hard: hard, hardCancel: hardCancel,
 		jobs: map[string]*entry{},
 	}, nil
@@ -193,6 +194,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return errors.New("scheduler: Run called twice")
 	}
 	s.ctx = ctx
+	s.mu.Unlock()
+	if err := s.claims.watch(ctx, s.history); err != nil {
+		// Not fatal: without it every replica takes the lock at every tick.
+		s.log.Warn().Err(err).Msg("cannot follow claimed ticks; replicas will contend for every tick")
+	}
+	s.mu.Lock()
 	for _, e := range s.jobs {
 		s.startLoop(e)
 	}
@@ -200,6 +207,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	<-ctx.Done()
 	s.shutdown()
+	s.claims.stop()
 	return nil
 }
 
