@@ -38,6 +38,8 @@ func (c *Conn) Connected() bool { return c.NC.IsConnected() }
 // the embedded server if there is one and releases its store.
 func (c *Conn) Close() {
 	if c.NC != nil {
+		// Draining closes the connection: not a disconnect to warn about.
+		c.NC.SetDisconnectErrHandler(nil)
 		if c.NC.IsConnected() {
 			done := make(chan struct{})
 			c.NC.SetClosedHandler(func(*nats.Conn) { close(done) })

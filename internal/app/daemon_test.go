@@ -51,7 +51,7 @@ jobs:
     shell: "true"
 `, proxy.URL()))
 	logs := &logBuffer{}
-	d := startDaemon(t, cfg, logs)
+	d, _ := startDaemon(t, cfg, logs)
 	base := "http://" + d.HTTPAddr().String()
 
 	if code, body := get(t, base+"/healthz"); code != 200 {
@@ -109,7 +109,7 @@ jobs:
 	}
 	cfg := writeConfig(t, dir, yaml(job("keep", a, "old")+job("gone", b, "x"), "500ms"))
 	logs := &logBuffer{}
-	d := startDaemon(t, cfg, logs)
+	d, _ := startDaemon(t, cfg, logs)
 	waitFor(t, 10*time.Second, "both jobs run", func() bool { return len(lines(t, a)) > 0 && len(lines(t, b)) > 0 })
 
 	writeConfig(t, dir, yaml(job("keep", a, "new")+job("added", c, "y"), "600ms"))

@@ -51,8 +51,9 @@ func writeConfig(t *testing.T, dir, yaml string) *config.Config {
 	return cfg
 }
 
-// startDaemon starts a daemon and runs it until the end of the test.
-func startDaemon(t *testing.T, cfg *config.Config, logs *logBuffer) *app.Daemon {
+// startDaemon starts a daemon and runs it until stop is called or the test
+// ends.
+func startDaemon(t *testing.T, cfg *config.Config, logs *logBuffer) (d *app.Daemon, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	d, err := app.NewDaemon(ctx, cfg, logs)
@@ -62,18 +63,22 @@ func startDaemon(t *testing.T, cfg *config.Config, logs *logBuffer) *app.Daemon 
 	}
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("Run did not return within 30s of cancel")
 			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("Run did not return within 30s of cancel")
-		}
-	})
-	return d
+		})
+	}
+	t.Cleanup(stop)
+	return d, stop
 }
 
 // waitFor polls cond every 20 ms until it holds or d passes.
