@@ -47,4 +47,8 @@
 // "duration_seconds", "status" and "error", newest first.
 //
 // The NATS permissions cronlock needs are in internal/app/PERMISSIONS.md.
+//
+// `cronlock version` prints the version set at link time with
+// -ldflags "-X github.com/cronlock/cronlock/internal/app.version=v1.2.3",
+// else the module version (go install), else the VCS revision.
 package main

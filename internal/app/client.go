@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -124,10 +123,4 @@ func (c *Client) Unlock(ctx context.Context, key string) (lock.Holder, error) {
 		return lock.Holder{}, err
 	}
 	return h, nil
-}
-
-// ExpiresIn is how long until h's lease expires unless renewed, measured
-// against now; negative once it is past.
-func ExpiresIn(h lock.Holder, now time.Time) time.Duration {
-	return h.ExpiresAt.Sub(now)
 }
