@@ -283,11 +283,12 @@ func (d *Daemon) handleSignals(sigs <-chan os.Signal, term chan<- os.Signal, sto
 				d.Reload()
 			case s == syscall.SIGHUP:
 				d.log.Warn().Msg("SIGHUP ignored: shutting down")
+			case stopping.Load():
+				d.log.Warn().Str("signal", s.String()).Msg("already shutting down; SIGKILL stops cronlock and its running jobs at once")
 			default:
 				select {
 				case term <- s:
-				default:
-					d.log.Warn().Str("signal", s.String()).Msg("already shutting down; SIGKILL stops cronlock and its running jobs at once")
+				default: // one is already on its way
 				}
 			}
 		}
