@@ -183,6 +183,11 @@ func (a *attempt) try(ctx context.Context, useHint bool) (*Lease, error) {
 			if err == nil || !isConflict(err) {
 				return lease, err
 			}
+			if useHint && known {
+				// Another waiter won the freed key: its write reaches us
+				// on the watch; no need to read the key.
+				return nil, nil
+			}
 		}
 	}
 	// The hint was wrong or missing, or a previous write of ours may have

@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/internal/follow"
 )
 
 // markerTTL is how long the server keeps the marker it places when a key's
@@ -36,7 +38,7 @@ type Locker struct {
 	tracker       *tracker
 
 	closeOnce sync.Once
-	consume   jetstream.ConsumeContext
+	follower  *follow.Follower
 	reapers   sync.WaitGroup // see reap
 }
 
@@ -61,7 +63,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts Options) (*Locker, er
 	if err := l.ensureBucket(ctx); err != nil {
 		return nil, err
 	}
-	if l.consume, err = l.watch(ctx); err != nil {
+	if l.follower, err = l.watch(ctx); err != nil {
 		return nil, fmt.Errorf("lock: watch bucket %q: %w", o.Bucket, err)
 	}
 	return l, nil
@@ -111,17 +113,8 @@ func (l *Locker) ensureBucket(ctx context.Context) error {
 func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
 		defer l.reapers.Wait()
-		if l.consume != nil {
-			l.consume.Stop()
-			// Stopping deletes the consumer on the server; while
-			// disconnected that cannot happen (the server drops the
-			// ephemeral consumer by itself), so do not wait for it.
-			if l.nc.IsConnected() {
-				select {
-				case <-l.consume.Closed():
-				case <-time.After(opTimeout):
-				}
-			}
+		if l.follower != nil {
+			l.follower.Stop()
 		}
 	})
 	return nil
@@ -153,7 +146,7 @@ func (l *Locker) write(ctx context.Context, key string, value []byte, expected u
 		jetstream.WithMsgTTL(l.opts.LeaseDuration))
 	if err != nil {
 		if isConflict(err) {
-			l.tracker.forget(key)
+			l.tracker.forget(key, expected)
 		}
 		return 0, err
 	}
@@ -179,7 +172,7 @@ func (l *Locker) claimWrite(ctx context.Context, key string, value []byte, expec
 		return ack.Sequence, nil
 	case err := <-fut.Err():
 		if isConflict(err) {
-			l.tracker.forget(key)
+			l.tracker.forget(key, expected)
 		}
 		return 0, err
 	case <-ctx.Done():
@@ -223,7 +216,7 @@ func (l *Locker) free(ctx context.Context, key string, expected uint64) error {
 	ack, err := l.js.PublishMsg(ctx, m, opts...)
 	if err != nil {
 		if isConflict(err) {
-			l.tracker.forget(key)
+			l.tracker.forget(key, expected)
 		}
 		return err
 	}

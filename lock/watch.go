@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cronlock/cronlock/internal/follow"
 )
 
 // keyState is what a Locker last heard about a key. It is a hint that
@@ -51,11 +53,14 @@ func (t *tracker) observe(key string, s keyState) {
 	}
 }
 
-// forget drops the hint for key after a write showed it was wrong.
-func (t *tracker) forget(key string) {
+// forget drops the hint for key after a write against revision rev showed
+// it was wrong, unless newer news arrived meanwhile.
+func (t *tracker) forget(key string, rev uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.states, key)
+	if s, ok := t.states[key]; ok && s.rev <= rev {
+		delete(t.states, key)
+	}
 }
 
 // changed returns a channel closed at the next observation of key.
@@ -83,27 +88,13 @@ func isFreeMarker(h nats.Header) bool {
 	return h.Get(jetstream.MarkerReasonHeader) != ""
 }
 
-// watch follows every key of the bucket with an ordered consumer (headers
-// only) and feeds the tracker, so a waiter wakes as soon as a key is released
-// or expires, and an acquire knows the revision to write against. Ordered
-// consumers recreate themselves after a reconnect or a gap; when the watch is
-// down anyway, acquire falls back to backoff polling.
-func (l *Locker) watch(ctx context.Context) (jetstream.ConsumeContext, error) {
+// watch follows every key of the bucket (headers only) and feeds the
+// tracker, so a waiter wakes as soon as a key is released or expires, and an
+// acquire knows the revision to write against. When the watch is down, for
+// instance while reconnecting, acquire falls back to backoff polling.
+func (l *Locker) watch(ctx context.Context) (*follow.Follower, error) {
 	prefix := l.subjectPrefix
-	cons, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{prefix + ">"},
-		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
-		HeadersOnly:    true,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return cons.Consume(func(m jetstream.Msg) {
-		md, err := m.Metadata()
-		if err != nil {
-			return
-		}
-		key := strings.TrimPrefix(m.Subject(), prefix)
-		l.tracker.observe(key, keyState{rev: md.Sequence.Stream, free: isFreeMarker(m.Headers())})
+	return follow.Start(ctx, l.stream, l.nc, prefix+">", func(subject string, seq uint64, h nats.Header) {
+		l.tracker.observe(strings.TrimPrefix(subject, prefix), keyState{rev: seq, free: isFreeMarker(h)})
 	})
 }

@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go"
+
+	"github.com/cronlock/cronlock/internal/follow"
 )
 
 // claims follows the last claimed tick of every job, from the headers of
@@ -18,7 +20,7 @@ type claims struct {
 	mu    sync.Mutex
 	last  map[string]time.Time
 	waits map[string][]claimWait
-	cc    jetstream.ConsumeContext
+	f     *follow.Follower
 }
 
 type claimWait struct {
@@ -33,32 +35,23 @@ func newClaims() *claims {
 
 // watch starts following the bucket; stop with stop.
 func (c *claims) watch(ctx context.Context, h *history) error {
-	cons, err := h.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{h.prefix + ">"},
-		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
-		HeadersOnly:    true,
+	f, err := follow.Start(ctx, h.stream, h.js.Conn(), h.prefix+">", func(subject string, _ uint64, hdr nats.Header) {
+		t, err := time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
+		if err == nil {
+			c.observe(strings.TrimPrefix(subject, h.prefix), t)
+		}
 	})
 	if err != nil {
 		return err
 	}
-	c.cc, err = cons.Consume(func(m jetstream.Msg) {
-		t, err := time.Parse(time.RFC3339Nano, m.Headers().Get(lastTickHeader))
-		if err == nil {
-			c.observe(strings.TrimPrefix(m.Subject(), h.prefix), t)
-		}
-	})
-	return err
+	c.f = f
+	return nil
 }
 
-// stop ends the watch and waits (bounded) until its consumer is deleted.
+// stop ends the watch.
 func (c *claims) stop() {
-	if c.cc == nil {
-		return
-	}
-	c.cc.Stop()
-	select {
-	case <-c.cc.Closed():
-	case <-time.After(5 * time.Second): // disconnected: the server drops it by itself
+	if c.f != nil {
+		c.f.Stop()
 	}
 }
 

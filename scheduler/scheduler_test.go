@@ -342,16 +342,7 @@ func TestShutdownCancelsAfterGraceAndLeaksNothing(t *testing.T) {
 	if warm, err := l.Acquire(context.Background(), "warm-up"); err == nil {
 		warm.Close()
 	}
-	// The embedded server (in this process only for the test) tears down
-	// the consumer of the scheduler's claims watch asynchronously; its
-	// goroutines are the server's, not the scheduler's.
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*consumer).loopAndGatherMsgs"),
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*consumer).processInboundAcks"),
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*consumer).processInboundNextMsgReqs"),
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*consumer).setLeader.func2"),
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*consumer).setLeader.func3"),
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*consumer).setLeader.func4"))
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	started := make(chan struct{}, 10)
 	var finished, cancelled atomic.Int32
 	add := func(name string, d time.Duration) {

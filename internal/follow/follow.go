@@ -1,0 +1,101 @@
+// Package follow keeps up with the last message of every subject of a
+// JetStream stream, headers only. The lock and the scheduler use it to learn
+// about KV writes (lock revisions, claimed ticks) without a request per key.
+package follow
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Handler receives the subject, stream sequence and headers of a message.
+// Calls are sequential, in stream order.
+type Handler func(subject string, seq uint64, h nats.Header)
+
+// Follower is a running follow; Stop ends it.
+type Follower struct {
+	stream jetstream.Stream
+	nc     *nats.Conn
+	cons   jetstream.Consumer
+	cc     jetstream.ConsumeContext
+	once   sync.Once
+}
+
+// catchUpWait bounds how long Start waits for the messages that were in the
+// stream when it started. Following is an optimisation for its users, so a
+// slow catch-up is not an error.
+const catchUpWait = 2 * time.Second
+
+// Start follows the subjects matching filter: fn gets the last message of
+// each (in stream order), then every new one. An ordered consumer carries
+// it, recreating itself after a reconnect or a gap. Start returns once fn
+// has seen the messages present at the start, or after a short bound.
+func Start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter string, fn Handler) (*Follower, error) {
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{filter},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+		HeadersOnly:    true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	caughtUp := make(chan struct{})
+	var caughtOnce sync.Once
+	done := func() { caughtOnce.Do(func() { close(caughtUp) }) }
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		md, err := m.Metadata()
+		if err != nil {
+			return
+		}
+		fn(m.Subject(), md.Sequence.Stream, m.Headers())
+		if md.NumPending == 0 {
+			done()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	f := &Follower{stream: stream, nc: nc, cons: cons, cc: cc}
+	// Nothing to catch up with: no message will say so.
+	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 && info.Delivered.Stream == 0 {
+		done()
+	}
+	t := time.NewTimer(catchUpWait)
+	defer t.Stop()
+	select {
+	case <-caughtUp:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return f, nil
+}
+
+// Stop ends the follow and deletes its consumer on the server (an ordered
+// consumer would otherwise linger until its inactivity threshold). It waits
+// a few seconds at most, and not at all while disconnected.
+func (f *Follower) Stop() {
+	f.once.Do(func() {
+		f.cc.Stop()
+		if !f.nc.IsConnected() {
+			return
+		}
+		select {
+		case <-f.cc.Closed():
+		case <-time.After(catchUpWait):
+		}
+		info := f.cons.CachedInfo()
+		if info == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), catchUpWait)
+		defer cancel()
+		if err := f.stream.DeleteConsumer(ctx, info.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return // the server drops it after its inactivity threshold
+		}
+	})
+}
