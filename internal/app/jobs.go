@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/proc"
 	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/lock"
 )
 
 // Environment variables cronlock adds to every job run, on top of its own
@@ -27,14 +29,25 @@ const (
 // (or shell line) in its own process group via internal/proc, logging its
 // output to log with the job, tick and token. A non-zero exit is a failed
 // run whose error is a *proc.ExitError carrying the exit code or signal.
-func Job(cj config.Job, log zerolog.Logger) job.Job {
+//
+// lease is the lock's lease duration. When the lease is lost, the replica
+// stops at its local safe deadline, a tenth of the lease before the server
+// can let another replica take the lock; the command then gets SIGKILL
+// after at most half that margin (1 s with the default 20 s lease) instead
+// of its grace, so it is gone before another replica starts the job.
+func Job(cj config.Job, lease time.Duration, log zerolog.Logger) job.Job {
+	grace := cj.Grace.Duration()
+	if grace == 0 {
+		grace = -1 // "grace: 0s": SIGKILL right after SIGTERM
+	}
 	cmd := proc.Command{
 		Argv:  cj.Command,
 		Shell: cj.Shell,
 		Env:   cj.Env,
 		Dir:   cj.Dir,
-		Grace: cj.Grace.Duration(),
+		Grace: grace,
 	}
+	lostGrace := lease / 20
 	name := cj.Name
 	return job.Job{
 		Name:             name,
@@ -49,7 +62,18 @@ func Job(cj config.Job, log zerolog.Logger) job.Job {
 			c := cmd
 			c.Logger = log.With().Str("job", name).Time("tick", info.Tick).
 				Uint64("token", info.Token).Int("attempt", info.Attempt).Logger()
-			return c.Run(ctx, RunEnv(name, info))
+			// On lease loss, stop with the short grace.
+			runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+			defer cancel(nil)
+			stop := context.AfterFunc(ctx, func() {
+				cause := context.Cause(ctx)
+				if errors.Is(cause, lock.ErrLeaseLost) {
+					cause = &proc.StopCause{Err: cause, Grace: lostGrace}
+				}
+				cancel(cause)
+			})
+			defer stop()
+			return c.Run(runCtx, RunEnv(name, info))
 		},
 	}
 }

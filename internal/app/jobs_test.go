@@ -14,6 +14,7 @@ import (
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/proc"
 	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/lock"
 )
 
 func TestJobEnvironment(t *testing.T) {
@@ -29,7 +30,7 @@ func TestJobEnvironment(t *testing.T) {
 		Location: time.UTC,
 	}
 	logs := &logBuffer{}
-	j := app.Job(cj, newLogger(t, logs))
+	j := app.Job(cj, 20*time.Second, newLogger(t, logs))
 	tick := time.Date(2026, 3, 29, 3, 0, 0, 0, time.FixedZone("CEST", 2*3600))
 	ctx := job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: tick, Attempt: 2, Owner: "host:42", Token: 1234})
 	if err := j.Run(ctx); err != nil {
@@ -60,7 +61,7 @@ func TestJobEnvironment(t *testing.T) {
 func TestJobExitCode(t *testing.T) {
 	t.Parallel()
 	logs := &logBuffer{}
-	j := app.Job(config.Job{Name: "fails", Schedule: "@every 1m", Command: []string{"sh", "-c", "echo oops >&2; exit 3"}}, newLogger(t, logs))
+	j := app.Job(config.Job{Name: "fails", Schedule: "@every 1m", Command: []string{"sh", "-c", "echo oops >&2; exit 3"}}, 20*time.Second, newLogger(t, logs))
 	err := j.Run(job.NewContext(context.Background(), job.RunInfo{Job: "fails", Tick: time.Now(), Attempt: 1}))
 	var ee *proc.ExitError
 	if !errors.As(err, &ee) || ee.Code != 3 {
@@ -97,5 +98,34 @@ func TestNextRuns(t *testing.T) {
 	none, err := app.NextRuns(config.Job{Schedule: "0 0 30 2 *", Location: time.UTC}, from, 3)
 	if err != nil || len(none) != 0 {
 		t.Errorf("NextRuns(Feb 30) = %v, %v; want none", none, err)
+	}
+}
+
+// A command that ignores SIGTERM is killed within a twentieth of the lease
+// when the lease is lost, not after its (long) grace: it must be gone
+// before the server lets another replica take the lock. At shutdown it
+// keeps its full grace.
+func TestJobLeaseLossKillsBeforeTakeover(t *testing.T) {
+	t.Parallel()
+	cj := config.Job{Name: "stubborn", Schedule: "@every 1m", Shell: "trap '' TERM; sleep 60 & wait; sleep 60",
+		Grace: config.Duration(time.Minute), Location: time.UTC}
+	j := app.Job(cj, 2*time.Second, newLogger(t, &logBuffer{})) // lost-lease grace: 100 ms
+	ctx, cancel := context.WithCancelCause(job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: time.Now(), Attempt: 1}))
+	done := make(chan error, 1)
+	go func() { done <- j.Run(ctx) }()
+	time.Sleep(200 * time.Millisecond) // let the shell install its trap
+	stopped := time.Now()
+	cancel(lock.ErrLeaseLost)
+	select {
+	case err := <-done:
+		var ee *proc.ExitError
+		if !errors.As(err, &ee) || ee.Signal.String() != "killed" {
+			t.Errorf("Run = %v, want killed by SIGKILL", err)
+		}
+		if took := time.Since(stopped); took > 5*time.Second {
+			t.Errorf("killed %v after the lease was lost", took)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a command ignoring SIGTERM outlived its lost lease by 20 s (its grace is 1 min)")
 	}
 }

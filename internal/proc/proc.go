@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,9 @@ type Command struct {
 	// Dir is the working directory; "" means cronlock's.
 	Dir string
 	// Grace is how long the job may take to exit after SIGTERM before the
-	// group gets SIGKILL; 0 means DefaultGrace. It also bounds how long
+	// group gets SIGKILL; 0 means DefaultGrace, a negative value SIGKILL
+	// right after SIGTERM. A StopCause can shorten it for one stop. It
+	// also bounds how long
 	// leftovers of a finished job and escaped holders of its output are
 	// waited for (see the package documentation).
 	Grace time.Duration
@@ -67,10 +70,34 @@ func (e *ExitError) Error() string {
 }
 
 func (c Command) grace() time.Duration {
-	if c.Grace > 0 {
+	switch {
+	case c.Grace > 0:
 		return c.Grace
+	case c.Grace < 0:
+		return 0
 	}
 	return DefaultGrace
+}
+
+// StopCause, as the cause of a Run's cancelled context
+// (context.WithCancelCause), stops the command with a shorter grace than
+// Command.Grace: for a stop that must be over by a deadline, such as a lost
+// lock lease before another replica can take the lock.
+type StopCause struct {
+	Err   error
+	Grace time.Duration
+}
+
+func (s *StopCause) Error() string { return s.Err.Error() }
+func (s *StopCause) Unwrap() error { return s.Err }
+
+// stopGrace is the grace for stopping a run whose ctx is done.
+func stopGrace(ctx context.Context, grace time.Duration) time.Duration {
+	var sc *StopCause
+	if errors.As(context.Cause(ctx), &sc) && sc.Grace < grace {
+		return max(sc.Grace, 0)
+	}
+	return grace
 }
 
 func (c Command) maxLine() int {

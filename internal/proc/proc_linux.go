@@ -162,7 +162,7 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 		default:
 			stopped = true
 			terminate(pgid)
-			timer := time.NewTimer(grace)
+			timer := time.NewTimer(stopGrace(ctx, grace))
 			select {
 			case waitErr = <-exited:
 			case <-timer.C:
