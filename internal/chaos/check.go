@@ -69,8 +69,11 @@ type History struct {
 	From      time.Time       `json:"from"`
 	To        time.Time       `json:"to"`
 	Shutdown  *ShutdownState  `json:"shutdown,omitempty"`
-	// Vanished: job pid → when the harness (polling every 50 ms) first saw
-	// the process gone without its end line.
+	// VanishedRuns: Record.Key → when the harness (polling every 50 ms)
+	// first saw the run's process gone without its end line.
+	VanishedRuns map[string]time.Time `json:"vanished_runs,omitempty"`
+	// Vanished is the same keyed by pid only, as written by earlier
+	// versions (ambiguous when pids are reused); read for -recheck.
 	Vanished map[int]time.Time `json:"vanished,omitempty"`
 }
 
@@ -142,12 +145,20 @@ func Check(h *History) *Report {
 	for _, f := range h.Faults {
 		r.FaultsByKind[f.Kind]++
 	}
-	rejected := map[int]time.Time{} // pid → last rejection by the fence
+	// PIDs are reused (pid_max is often 32768), so runs are told apart by
+	// (replica, pid, job, tick) and fence decisions by (pid, job, token).
+	type fk struct {
+		pid   int
+		job   string
+		token uint64
+	}
+	rejected := map[fk]time.Time{} // last rejection by the fence
 	for _, d := range h.Fence {
 		if !d.OK {
 			r.Rejections++
-			if d.Time.After(rejected[d.PID]) {
-				rejected[d.PID] = d.Time
+			k := fk{d.PID, d.Job, d.Token}
+			if d.Time.After(rejected[k]) {
+				rejected[k] = d.Time
 			}
 		}
 	}
@@ -167,12 +178,7 @@ func Check(h *History) *Report {
 		return best, ok
 	}
 	byJob := map[string][]Record{}
-	ends := map[int]time.Time{} // index-free: keyed by pid+job below
-	type rk struct {
-		pid int
-		job string
-	}
-	effEnd := map[rk]time.Time{}
+	effEnd := map[string]time.Time{} // RunKey → effective end
 	for _, run := range h.Runs {
 		r.Runs++
 		r.RunsByJob[run.Job]++
@@ -191,9 +197,13 @@ func Check(h *History) *Report {
 		if killed && k.Before(run.Start) {
 			r.Posthumous++
 		}
-		v, vanished := h.Vanished[run.PID]
-		if vanished && v.Before(run.Start) {
-			vanished = false
+		v, vanished := h.VanishedRuns[run.Key()]
+		if !vanished && h.VanishedRuns == nil {
+			// Histories before VanishedRuns: keyed by pid only, so
+			// accept a time within the longest possible run (timeout
+			// 30 s plus grace).
+			v, vanished = h.Vanished[run.PID]
+			vanished = vanished && !v.Before(run.Start) && v.Before(run.Start.Add(32*time.Second))
 		}
 		if end.IsZero() {
 			r.Killed++
@@ -217,11 +227,10 @@ func Check(h *History) *Report {
 		if killed && end.After(k.Add(time.Second)) {
 			r.violate("run of %s tick %s on %s (pid %d) outlived its replica: killed at %s, run ended at %s", run.Job, run.Tick.Format(time.RFC3339), run.Replica, run.PID, k.Format(tsFmt), end.Format(tsFmt))
 		}
-		effEnd[rk{run.PID, run.Job}] = end
+		effEnd[run.Key()] = end
 		byJob[run.Job] = append(byJob[run.Job], run)
 	}
-	_ = ends
-	endOf := func(run Record) time.Time { return effEnd[rk{run.PID, run.Job}] }
+	endOf := func(run Record) time.Time { return effEnd[run.Key()] }
 
 	// 1. Overlaps.
 	for _, runs := range sortedJobs(byJob) {
@@ -242,7 +251,7 @@ func Check(h *History) *Report {
 				}
 				// Fenced: the stale run's writes were rejected once the
 				// newer run existed (a rejected run ends at once).
-				rej, ok := rejected[earlier.PID]
+				rej, ok := rejected[fk{earlier.PID, earlier.Job, earlier.Token}]
 				o := Overlap{Earlier: earlier, Later: later, Fenced: ok && !rej.Before(later.Start)}
 				r.Overlaps = append(r.Overlaps, o)
 				if o.Fenced {

@@ -212,7 +212,7 @@ func TestCheckVanishedRun(t *testing.T) {
 	// r3's long run lost its end line (SIGKILLed by cronlock after the
 	// grace); the harness saw its process gone at 8.0.
 	h.Runs[11] = run("l", 6, 6.01, -1, "r3", 201, 50, "")
-	h.Vanished = map[int]time.Time{201: at(8)}
+	h.VanishedRuns = map[string]time.Time{h.Runs[11].Key(): at(8)}
 	h.Runs = append(h.Runs, run("l", 9, 9.1, 11, "r1", 202, 51, "ok"))
 	if r := Check(h); !r.OK() || r.Killed != 1 || r.KilledOther != 1 {
 		t.Fatalf("vanished run: %v (killed %d, other %d)", r.Violations, r.Killed, r.KilledOther)
@@ -240,5 +240,16 @@ func TestCheckPosthumousStart(t *testing.T) {
 	r := Check(h)
 	if !r.OK() || r.Posthumous != 1 || r.Killed != 1 {
 		t.Fatalf("posthumous: %v (posthumous %d, killed %d)", r.Violations, r.Posthumous, r.Killed)
+	}
+}
+
+func TestCheckPIDReuse(t *testing.T) {
+	h := clean()
+	// pid 105 ran tick 5 of "t"; much later the same pid runs "l": no
+	// overlap, and the killed long run with a reused pid gets its own end.
+	h.Runs = append(h.Runs, run("t", 11, 11.01, 11.02, "r1", 105, 100, "ok"))
+	h.To = at(11)
+	if r := Check(h); !r.OK() {
+		t.Fatalf("pid reuse: %v", r.Violations)
 	}
 }

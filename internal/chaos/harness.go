@@ -236,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	hist := &History{
 		Runs: runs, Fence: h.fence.Log(), Faults: h.faults, Samples: h.samples,
 		Lease: cfg.Lease, ShortJobs: ShortJobs, LongJobs: long,
-		From: from, To: to, Shutdown: shutdown, Vanished: h.tr.vanishedAt(),
+		From: from, To: to, Shutdown: shutdown, VanishedRuns: h.tr.vanishedAt(),
 	}
 	h.mu.Unlock()
 	if b, err := json.Marshal(hist); err == nil {

@@ -157,6 +157,16 @@ type Record struct {
 	Status  string    `json:"status"`       // end status, or "" without end
 }
 
+// Key identifies a run: PIDs are reused, so (replica, pid, job, tick).
+func (r Record) Key() string {
+	return RunKey(r.Replica, r.PID, r.Job, r.Tick)
+}
+
+// RunKey is Record.Key from its parts.
+func RunKey(replica string, pid int, job string, tick time.Time) string {
+	return fmt.Sprintf("%s/%d/%s/%s", replica, pid, job, tick.UTC().Format(time.RFC3339))
+}
+
 // ReadRecords reads every *.jsonl file in dir and pairs start and end lines
 // by (replica, pid). A torn last line (the writer was killed mid-write) is
 // skipped.

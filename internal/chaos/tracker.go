@@ -15,15 +15,15 @@ type tracker struct {
 	mu      sync.Mutex
 	files   map[string]int64 // file → offset read
 	partial map[string][]byte
-	running map[int]Event // pid → start without end yet
+	running map[int]Event // pid → start without end yet (a pid runs one job at a time)
 	// vanished: pid → when a run's process was first seen gone without
 	// having written its end line (killed: by a replica kill, or by
 	// cronlock's SIGKILL after the grace).
-	vanished map[int]time.Time
+	vanished map[string]time.Time // by Record.Key
 }
 
 func newTracker() *tracker {
-	return &tracker{files: map[string]int64{}, partial: map[string][]byte{}, running: map[int]Event{}, vanished: map[int]time.Time{}}
+	return &tracker{files: map[string]int64{}, partial: map[string][]byte{}, running: map[int]Event{}, vanished: map[string]time.Time{}}
 }
 
 func (t *tracker) add(file string) {
@@ -74,7 +74,9 @@ func (t *tracker) inProgress() []Event {
 	for pid, e := range t.running {
 		if !Alive(pid) {
 			delete(t.running, pid)
-			t.vanished[pid] = time.Now()
+			if tick, err := time.Parse(time.RFC3339Nano, e.Tick); err == nil {
+				t.vanished[RunKey(e.Replica, e.PID, e.Job, tick)] = time.Now()
+			}
 			continue
 		}
 		out = append(out, e)
@@ -83,10 +85,10 @@ func (t *tracker) inProgress() []Event {
 }
 
 // vanishedAt returns a copy of the vanished map.
-func (t *tracker) vanishedAt() map[int]time.Time {
+func (t *tracker) vanishedAt() map[string]time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[int]time.Time, len(t.vanished))
+	out := make(map[string]time.Time, len(t.vanished))
 	for k, v := range t.vanished {
 		out[k] = v
 	}
