@@ -81,6 +81,12 @@ type History struct {
 type Overlap struct {
 	Earlier, Later Record
 	Fenced         bool // the earlier (stale) run was rejected by the fence
+	// Frozen: not fenced, but the stale run's whole process tree was
+	// stopped (pause-tree) from before the newer run started until at most
+	// a second before the stale run ended, and the fence accepted no write
+	// of it after the newer run started: a paused holder that was stopped
+	// by cronlock on resume before it could act.
+	Frozen bool
 }
 
 // Miss is a tick of a short job that did not run.
@@ -108,6 +114,7 @@ type Report struct {
 	Rejections     int // fence rejections
 	Overlaps       []Overlap
 	FencedOverlaps int
+	FrozenOverlaps int
 	Duplicates     [][]Record
 	Expected       int // short-job ticks in [From, To]
 	Ran            int
@@ -153,7 +160,14 @@ func Check(h *History) *Report {
 		token uint64
 	}
 	rejected := map[fk]time.Time{} // last rejection by the fence
+	accepted := map[fk]time.Time{} // last accepted write
 	for _, d := range h.Fence {
+		if d.OK {
+			k := fk{d.PID, d.Job, d.Token}
+			if d.Time.After(accepted[k]) {
+				accepted[k] = d.Time
+			}
+		}
 		if !d.OK {
 			r.Rejections++
 			k := fk{d.PID, d.Job, d.Token}
@@ -253,10 +267,16 @@ func Check(h *History) *Report {
 				// newer run existed (a rejected run ends at once).
 				rej, ok := rejected[fk{earlier.PID, earlier.Job, earlier.Token}]
 				o := Overlap{Earlier: earlier, Later: later, Fenced: ok && !rej.Before(later.Start)}
+				if !o.Fenced {
+					o.Frozen = frozen(h, earlier, later.Start, endOf(earlier), accepted[fk{earlier.PID, earlier.Job, earlier.Token}])
+				}
 				r.Overlaps = append(r.Overlaps, o)
-				if o.Fenced {
+				switch {
+				case o.Fenced:
 					r.FencedOverlaps++
-				} else {
+				case o.Frozen:
+					r.FrozenOverlaps++
+				default:
 					r.violate("overlap: %s", o)
 				}
 			}
@@ -425,6 +445,23 @@ func Check(h *History) *Report {
 		}
 	}
 	return r
+}
+
+// frozen reports whether the stale run was stopped with its replica's
+// whole process tree throughout its overlap with a run that started at
+// from: a pause-tree fault on its replica began before from and ended at
+// most a second before the stale run's end, and its last accepted fence
+// write was before from.
+func frozen(h *History, stale Record, from, end, lastWrite time.Time) bool {
+	if !lastWrite.Before(from) {
+		return false
+	}
+	for _, f := range h.Faults {
+		if f.Kind == FPauseTree && f.Target == stale.Replica && !f.Start.After(from) && !end.After(f.End.Add(time.Second)) && f.End.After(stale.Start) {
+			return true
+		}
+	}
+	return false
 }
 
 const tsFmt = "15:04:05.000"

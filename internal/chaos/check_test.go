@@ -253,3 +253,24 @@ func TestCheckPIDReuse(t *testing.T) {
 		t.Fatalf("pid reuse: %v", r.Violations)
 	}
 }
+
+func TestCheckFrozenOverlap(t *testing.T) {
+	h := clean()
+	// r2's whole tree was stopped from 3.0 to 7.0; r4 took over at 5.5;
+	// on resume cronlock stopped r2's job (end 7.01) before it wrote.
+	h.Runs[10].End, h.Runs[10].Status = at(7.01), "signal"
+	h.Runs[11] = run("l", 5, 5.5, 11, "r4", 300, 500, "ok")
+	h.Faults = []Fault{{Kind: FPauseTree, Target: "r2", Start: at(3), End: at(7)}}
+	h.Fence = []FenceDecision{{Time: at(2.9), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: true}}
+	r := Check(h)
+	if !r.OK() || r.FrozenOverlaps != 1 {
+		t.Fatalf("frozen: %v (frozen %d)", r.Violations, r.FrozenOverlaps)
+	}
+	// A write accepted during the overlap makes it a violation.
+	h.Fence = append(h.Fence, FenceDecision{Time: at(5.6), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: true})
+	wantViolation(t, h, "overlap")
+	// So does a pause of cronlock alone (its job kept running).
+	h.Fence = h.Fence[:1]
+	h.Faults[0].Kind = FPause
+	wantViolation(t, h, "overlap")
+}
