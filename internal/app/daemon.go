@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/run"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -23,8 +25,11 @@ import (
 	"github.com/cronlock/cronlock/scheduler"
 )
 
-// startupTimeout bounds opening the lock and history buckets at start.
-const startupTimeout = 30 * time.Second
+// startupAttempt bounds one attempt at opening the lock and history
+// buckets at start. Right after a NATS node restarts, a JetStream API
+// request can go unanswered until a leader is elected; a fresh request
+// after a few seconds gets through, so start-up retries rather than waits.
+const startupAttempt = 5 * time.Second
 
 // Daemon is `cronlock run`: the scheduler running every configured job under
 // its lock, the HTTP server, and reload on SIGHUP.
@@ -104,6 +109,50 @@ func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daem
 	return d, nil
 }
 
+// openBuckets opens the lock and history buckets, retrying with backoff for
+// as long as NATS does not answer (a cluster electing leaders, a server
+// still starting), until ctx is done. Other errors (a bucket that cannot
+// work, a server too old) end start-up at once.
+func (d *Daemon) openBuckets(ctx context.Context) error {
+	wait := 500 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, startupAttempt)
+		locker, err := lock.New(actx, d.conn.JS, LockOptions(d.cfg, d.log))
+		cancel()
+		if err == nil {
+			d.locker = locker
+			if err = d.registerMetrics(); err != nil {
+				return err
+			}
+			if d.sched, err = scheduler.New(d.locker, SchedulerOptions(d.cfg, d.log, d.reg)); err == nil {
+				return nil
+			}
+			d.locker.Close()
+			d.locker = nil
+			d.reg = prometheus.NewRegistry()
+		}
+		if !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		d.log.Warn().Err(err).Dur("retry_in", wait).Msg("NATS JetStream not answering yet; retrying")
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 10*time.Second)
+	}
+}
+
+// transient reports errors that a later attempt may not meet: no answer, no
+// responders, a connection between servers.
+func transient(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled)
+}
+
 // start acquires what the daemon needs; close releases whatever it got.
 func (d *Daemon) start(ctx context.Context) error {
 	cfg, log := d.cfg, d.log
@@ -113,15 +162,7 @@ func (d *Daemon) start(ctx context.Context) error {
 	if d.conn, err = dialDaemon(cfg.NATS, log); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, startupTimeout)
-	defer cancel()
-	if d.locker, err = lock.New(ctx, d.conn.JS, LockOptions(cfg, log)); err != nil {
-		return err
-	}
-	if err := d.registerMetrics(); err != nil {
-		return err
-	}
-	if d.sched, err = scheduler.New(d.locker, SchedulerOptions(cfg, log, d.reg)); err != nil {
+	if err := d.openBuckets(ctx); err != nil {
 		return err
 	}
 	for _, cj := range cfg.Jobs {
