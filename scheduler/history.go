@@ -184,10 +184,18 @@ func (h *history) update(ctx context.Context, name string, guess *jobState, rev 
 // a replica that stopped are marked abandoned (the caller holds the job's
 // lock, so no other run of the job is in progress). It returns the state
 // written and its revision, for record.
-func (h *history) claim(ctx context.Context, sched job.Schedule, run Run) (claimed bool, missed int, st jobState, rev uint64, err error) {
+//
+// highest is the highest fencing token in the history before this run: a
+// lease token at or below it means the lock stream went back in time (NATS
+// lost writes it had acknowledged), which the caller reports.
+func (h *history) claim(ctx context.Context, sched job.Schedule, run Run) (claimed bool, missed int, highest uint64, st jobState, rev uint64, err error) {
 	st, rev, err = h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
 		if !st.LastTick.IsZero() && !run.Tick.After(st.LastTick) {
 			return false
+		}
+		highest = 0
+		for _, r := range st.Runs {
+			highest = max(highest, r.Token)
 		}
 		missed = 0
 		if !st.LastTick.IsZero() {
@@ -208,7 +216,7 @@ func (h *history) claim(ctx context.Context, sched job.Schedule, run Run) (claim
 		st.Runs = append(st.Runs, run)
 		return true
 	})
-	return rev != 0, missed, st, rev, err
+	return rev != 0, missed, highest, st, rev, err
 }
 
 // record inserts or replaces run (matched by tick and token) in the history.

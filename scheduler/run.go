@@ -132,7 +132,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, catchUp bool) {
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
 	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.clock.Now(), Status: StatusRunning}
 	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
-	claimed, missed, st, rev, err := s.history.claim(ctx, e.sched, run)
+	claimed, missed, highest, st, rev, err := s.history.claim(ctx, e.sched, run)
 	cancel()
 	switch {
 	case err != nil:
@@ -143,6 +143,13 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, catchUp bool) {
 		s.m.skipped.WithLabelValues(name, skipAlreadyRun).Inc()
 		log.Debug().Msg("tick skipped: already run")
 		return
+	}
+	if claimed && lease.Token() <= highest {
+		// Tokens grow with the lock stream's sequence; a lower one means
+		// NATS lost acknowledged writes (e.g. servers killed without
+		// sync_interval: always). Fencing at the resource still holds; say
+		// it loudly.
+		log.Error().Uint64("highest_token", highest).Msg("fencing token went backwards: the NATS lock stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
 	}
 	if missed > 0 {
 		s.m.missed.WithLabelValues(name).Add(float64(missed))
