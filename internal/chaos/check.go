@@ -81,12 +81,16 @@ type History struct {
 type Overlap struct {
 	Earlier, Later Record
 	Fenced         bool // the earlier (stale) run was rejected by the fence
-	// Frozen: not fenced, but the stale run's whole process tree was
-	// stopped (pause-tree) from before the newer run started until at most
-	// a second before the stale run ended, and the fence accepted no write
-	// of it after the newer run started: a paused holder that was stopped
-	// by cronlock on resume before it could act.
-	Frozen bool
+	// Silent: not fenced, but every write of the stale run that the
+	// fence accepted came before the newer run's first write, so the
+	// resource saw the holders' writes in token order (the stale run was
+	// frozen, or its last write beat the newer run's first by a hair).
+	Silent bool
+	// Paused: the stale run's replica was under a pause or pause-tree
+	// fault when the newer run started (or up to 1 s before its end): the
+	// paused-holder case. Fenced and silent overlaps without it are
+	// violations too: two live holders at once.
+	Paused bool
 }
 
 // Miss is a tick of a short job that did not run.
@@ -114,7 +118,7 @@ type Report struct {
 	Rejections     int // fence rejections
 	Overlaps       []Overlap
 	FencedOverlaps int
-	FrozenOverlaps int
+	SilentOverlaps int
 	Duplicates     [][]Record
 	Expected       int // short-job ticks in [From, To]
 	Ran            int
@@ -159,13 +163,17 @@ func Check(h *History) *Report {
 		job   string
 		token uint64
 	}
-	rejected := map[fk]time.Time{} // last rejection by the fence
-	accepted := map[fk]time.Time{} // last accepted write
+	rejected := map[fk]time.Time{}   // last rejection by the fence
+	accepted := map[fk]time.Time{}   // last accepted write
+	firstWrite := map[fk]time.Time{} // first accepted write
 	for _, d := range h.Fence {
 		if d.OK {
 			k := fk{d.PID, d.Job, d.Token}
 			if d.Time.After(accepted[k]) {
 				accepted[k] = d.Time
+			}
+			if f, ok := firstWrite[k]; !ok || d.Time.Before(f) {
+				firstWrite[k] = d.Time
 			}
 		}
 		if !d.OK {
@@ -265,17 +273,21 @@ func Check(h *History) *Report {
 				}
 				// Fenced: the stale run's writes were rejected once the
 				// newer run existed (a rejected run ends at once).
-				rej, ok := rejected[fk{earlier.PID, earlier.Job, earlier.Token}]
+				k := fk{earlier.PID, earlier.Job, earlier.Token}
+				rej, ok := rejected[k]
 				o := Overlap{Earlier: earlier, Later: later, Fenced: ok && !rej.Before(later.Start)}
+				first, wrote := firstWrite[fk{later.PID, later.Job, later.Token}]
 				if !o.Fenced {
-					o.Frozen = frozen(h, earlier, later.Start, endOf(earlier), accepted[fk{earlier.PID, earlier.Job, earlier.Token}])
+					last := accepted[k]
+					o.Silent = !wrote || last.Before(first)
 				}
+				o.Paused = paused(h, earlier.Replica, later.Start)
 				r.Overlaps = append(r.Overlaps, o)
 				switch {
-				case o.Fenced:
+				case o.Fenced && o.Paused:
 					r.FencedOverlaps++
-				case o.Frozen:
-					r.FrozenOverlaps++
+				case o.Silent && o.Paused:
+					r.SilentOverlaps++
 				default:
 					r.violate("overlap: %s", o)
 				}
@@ -447,17 +459,11 @@ func Check(h *History) *Report {
 	return r
 }
 
-// frozen reports whether the stale run was stopped with its replica's
-// whole process tree throughout its overlap with a run that started at
-// from: a pause-tree fault on its replica began before from and ended at
-// most a second before the stale run's end, and its last accepted fence
-// write was before from.
-func frozen(h *History, stale Record, from, end, lastWrite time.Time) bool {
-	if !lastWrite.Before(from) {
-		return false
-	}
+// paused reports whether replica was under a pause or pause-tree fault at
+// t (or had been resumed at most a second before it).
+func paused(h *History, replica string, t time.Time) bool {
 	for _, f := range h.Faults {
-		if f.Kind == FPauseTree && f.Target == stale.Replica && !f.Start.After(from) && !end.After(f.End.Add(time.Second)) && f.End.After(stale.Start) {
+		if (f.Kind == FPause || f.Kind == FPauseTree) && f.Target == replica && !f.Start.After(t) && !t.After(f.End.Add(time.Second)) {
 			return true
 		}
 	}
@@ -474,9 +480,9 @@ func (o Overlap) String() string {
 	if !e.End.IsZero() {
 		end = e.End.Format(tsFmt)
 	}
-	return fmt.Sprintf("%s: tick %s on %s (pid %d, token %d, %s–%s, %s) and tick %s on %s (pid %d, token %d, from %s)",
+	return fmt.Sprintf("%s: tick %s on %s (pid %d, token %d, %s–%s, %s) and tick %s on %s (pid %d, token %d, from %s); fenced=%v silent=%v paused=%v",
 		e.Job, e.Tick.Format("15:04:05"), e.Replica, e.PID, e.Token, e.Start.Format(tsFmt), end, e.Status,
-		l.Tick.Format("15:04:05"), l.Replica, l.PID, l.Token, l.Start.Format(tsFmt))
+		l.Tick.Format("15:04:05"), l.Replica, l.PID, l.Token, l.Start.Format(tsFmt), o.Fenced, o.Silent, o.Paused)
 }
 
 // Coverage causes. A tick is eligible when, at the tick, at least two NATS

@@ -86,6 +86,10 @@ func TestCheckFencedOverlapIsCounted(t *testing.T) {
 	h.Runs[10].End, h.Runs[10].Status = at(7.5), "fenced"
 	h.Runs[11] = run("l", 6, 6.5, 11, "r4", 300, 500, "ok")
 	h.Fence = []FenceDecision{{Time: at(7.5), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: false, Max: 500}}
+	// Without a pause of r2, two live holders at once: a violation even
+	// though the fence caught it.
+	wantViolation(t, h, "overlap")
+	h.Faults = []Fault{{Kind: FPause, Target: "r2", Start: at(4), End: at(7.4)}}
 	r := Check(h)
 	if !r.OK() {
 		t.Fatalf("violations: %v", r.Violations)
@@ -254,23 +258,27 @@ func TestCheckPIDReuse(t *testing.T) {
 	}
 }
 
-func TestCheckFrozenOverlap(t *testing.T) {
+func TestCheckSilentOverlap(t *testing.T) {
 	h := clean()
 	// r2's whole tree was stopped from 3.0 to 7.0; r4 took over at 5.5;
 	// on resume cronlock stopped r2's job (end 7.01) before it wrote.
 	h.Runs[10].End, h.Runs[10].Status = at(7.01), "signal"
 	h.Runs[11] = run("l", 5, 5.5, 11, "r4", 300, 500, "ok")
 	h.Faults = []Fault{{Kind: FPauseTree, Target: "r2", Start: at(3), End: at(7)}}
-	h.Fence = []FenceDecision{{Time: at(2.9), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: true}}
-	r := Check(h)
-	if !r.OK() || r.FrozenOverlaps != 1 {
-		t.Fatalf("frozen: %v (frozen %d)", r.Violations, r.FrozenOverlaps)
+	h.Fence = []FenceDecision{
+		{Time: at(2.9), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: true},
+		{Time: at(5.6), Job: "l", Token: 500, PID: 300, OK: true},
 	}
-	// A write accepted during the overlap makes it a violation.
-	h.Fence = append(h.Fence, FenceDecision{Time: at(5.6), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: true})
+	r := Check(h)
+	if !r.OK() || r.SilentOverlaps != 1 {
+		t.Fatalf("silent: %v (silent %d)", r.Violations, r.SilentOverlaps)
+	}
+	// A stale write accepted after the new holder's first write (the
+	// fence did not do its job) is a violation.
+	h.Fence = append(h.Fence, FenceDecision{Time: at(5.7), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: true})
 	wantViolation(t, h, "overlap")
-	// So does a pause of cronlock alone (its job kept running).
-	h.Fence = h.Fence[:1]
-	h.Faults[0].Kind = FPause
+	// So is a silent overlap without a pause: two live holders.
+	h.Fence = h.Fence[:2]
+	h.Faults[0].Kind = FCut
 	wantViolation(t, h, "overlap")
 }

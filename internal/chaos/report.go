@@ -21,7 +21,7 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 	for _, j := range sortedKeys(r.RunsByJob) {
 		fmt.Fprintf(w, "  %-8s %d\n", j, r.RunsByJob[j])
 	}
-	fmt.Fprintf(w, "1. overlaps: %d unfenced (violations), %d fenced (stale holder rejected by the fence), %d frozen (stale holder SIGSTOPped throughout, no write)\n", len(r.Overlaps)-r.FencedOverlaps-r.FrozenOverlaps, r.FencedOverlaps, r.FrozenOverlaps)
+	fmt.Fprintf(w, "1. overlaps: %d violations, %d fenced (paused holder rejected by the fence), %d silent (paused holder wrote nothing after the new holder's first write)\n", len(r.Overlaps)-r.FencedOverlaps-r.SilentOverlaps, r.FencedOverlaps, r.SilentOverlaps)
 	fmt.Fprintf(w, "2. ticks run twice: %d\n", len(r.Duplicates))
 	fmt.Fprintf(w, "3. coverage of short-job ticks %s–%s: %d/%d ran (%.2f%%); eligible %d/%d ran (%.2f%%)\n",
 		h.From.Format(tsFmt), h.To.Format(tsFmt), r.Ran, r.Expected, pct(r.Ran, r.Expected), r.EligibleRan, r.Eligible, pct(r.EligibleRan, r.Eligible))
@@ -43,7 +43,7 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 	printDelays(w, r.Recovery, 0)
 	if verbose {
 		for _, o := range r.Overlaps {
-			fmt.Fprintf(w, "   overlap (fenced=%v frozen=%v): %s\n", o.Fenced, o.Frozen, o)
+			fmt.Fprintf(w, "   overlap: %s\n", o)
 		}
 	}
 	fmt.Fprintf(w, "violations: %d\n", len(r.Violations))
@@ -79,9 +79,9 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 	fmt.Fprintf(&b, "| runs recorded | %d (%s) |\n", r.Runs, jobCounts(r.RunsByJob))
 	fmt.Fprintf(&b, "| runs killed mid-run (start, no end) / of which not by a replica kill | %d / %d |\n", r.Killed, r.KilledOther)
 	fmt.Fprintf(&b, "| fence rejections / runs ended fenced | %d / %d |\n", r.Rejections, r.FencedRuns)
-	fmt.Fprintf(&b, "| 1. unfenced overlaps (violations) | %d |\n", len(r.Overlaps)-r.FencedOverlaps-r.FrozenOverlaps)
+	fmt.Fprintf(&b, "| 1. overlaps that are violations | %d |\n", len(r.Overlaps)-r.FencedOverlaps-r.SilentOverlaps)
 	fmt.Fprintf(&b, "| 1. fenced overlaps (paused holder rejected by the fence) | %d |\n", r.FencedOverlaps)
-	fmt.Fprintf(&b, "| 1. frozen overlaps (holder SIGSTOPped with its job throughout, stopped by cronlock on resume before any write) | %d |\n", r.FrozenOverlaps)
+	fmt.Fprintf(&b, "| 1. silent overlaps (paused holder wrote nothing after the new holder's first write) | %d |\n", r.SilentOverlaps)
 	fmt.Fprintf(&b, "| 2. ticks run twice | %d |\n", len(r.Duplicates))
 	fmt.Fprintf(&b, "| 3. short-job ticks ran / expected | %d / %d (%.2f%%) |\n", r.Ran, r.Expected, pct(r.Ran, r.Expected))
 	fmt.Fprintf(&b, "| 3. eligible ticks ran / eligible | %d / %d (%.2f%%) |\n", r.EligibleRan, r.Eligible, pct(r.EligibleRan, r.Eligible))
