@@ -43,8 +43,10 @@
 //
 // # Checks
 //
-// See Check. In short: no two runs of a job overlap unless the stale one was
-// rejected by the fence; no tick runs twice; every short-job tick at which
+// See Check. In short: no two runs of a job overlap unless the stale one's
+// replica was paused and the fence rejected it (or it wrote nothing after
+// the newer run's first write); fencing tokens never go backwards; no tick
+// runs twice; every short-job tick at which
 // NATS had a quorum and leaders for the lock and history streams ran, and
 // the others are listed with their cause; after the final SIGTERM every
 // replica exits 0, no lock is held, no job or shim process is left; and the
