@@ -70,6 +70,9 @@ listen: 127.0.0.1:%d
 http: 127.0.0.1:%d
 jetstream {
   store_dir: %q
+  # As the README asks of production lock servers: without it, SIGKILLing
+  # two nodes in quick succession lost acknowledged writes (RELIABILITY.md).
+  sync_interval: always
 }
 cluster {
   name: chaos
