@@ -39,17 +39,11 @@ func (c *cli) locks(ctx context.Context, args []string) error {
 	if err := fs.parse(args, 0); err != nil {
 		return err
 	}
-	cfg, err := fs.load()
+	ctx, cl, done, err := c.query(ctx, fs)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := operatorContext(ctx, queryTimeout)
-	defer cancel()
-	cl, err := c.dial(ctx, cfg, false)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+	defer done()
 	holders, err := cl.Locks(ctx)
 	if err != nil {
 		return err

@@ -45,3 +45,20 @@ func (c *cli) dial(ctx context.Context, cfg *config.Config, verbose bool) (*app.
 	}
 	return cl, err
 }
+
+// query loads the configuration and connects, for an operator command that
+// must be done within queryTimeout (or at SIGINT/SIGTERM). done closes the
+// connection and releases the context.
+func (c *cli) query(ctx context.Context, fs *flagSet) (context.Context, *app.Client, func(), error) {
+	cfg, err := fs.load()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := operatorContext(ctx, queryTimeout)
+	cl, err := c.dial(ctx, cfg, false)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, cl, func() { cl.Close(); cancel() }, nil
+}

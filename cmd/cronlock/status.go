@@ -54,17 +54,11 @@ func (c *cli) status(ctx context.Context, args []string) error {
 	if *n < 0 {
 		return usagef("-n %d: must not be negative", *n)
 	}
-	cfg, err := fs.load()
+	ctx, cl, done, err := c.query(ctx, fs)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := operatorContext(ctx, queryTimeout)
-	defer cancel()
-	cl, err := c.dial(ctx, cfg, false)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+	defer done()
 	hist, err := cl.History(ctx, *n)
 	if err != nil {
 		return err

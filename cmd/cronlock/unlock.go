@@ -40,17 +40,11 @@ func (c *cli) unlock(ctx context.Context, args []string) error {
 			"loses its lease and its run is cancelled; if the holder is known to be gone, run "+
 			"'cronlock unlock --force %s'", name, name)
 	}
-	cfg, err := fs.load()
+	ctx, cl, done, err := c.query(ctx, fs)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := operatorContext(ctx, queryTimeout)
-	defer cancel()
-	cl, err := c.dial(ctx, cfg, false)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+	defer done()
 	h, err := cl.Unlock(ctx, name)
 	if errors.Is(err, lock.ErrNotHeld) {
 		return fmt.Errorf("lock %q is not held", name)
