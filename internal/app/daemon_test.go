@@ -220,3 +220,55 @@ func freePort(t *testing.T) string {
 	defer l.Close()
 	return l.Addr().String()
 }
+
+// TestStartWaitsForJetStream starts the daemon against a 3-node cluster
+// that has lost its quorum (JetStream API requests go unanswered, as right
+// after node restarts): start-up keeps retrying instead of giving up, and
+// completes once the quorum is back.
+func TestStartWaitsForJetStream(t *testing.T) {
+	t.Parallel()
+	c := natstest.RunCluster(t, 3)
+	c.Stop(1)
+	c.Stop(2)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+nats: {url: %q}
+lock: {lease: 2s, renew: 500ms, replicas: 3}
+http: {listen: ""}
+jobs: [{name: j, schedule: "@yearly", shell: "true"}]
+`, c.URL()))
+	logs := &logBuffer{}
+	started := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var d *app.Daemon
+	go func() {
+		var err error
+		d, err = app.NewDaemon(ctx, cfg, logs)
+		started <- err
+	}()
+	waitFor(t, 30*time.Second, "a failed attempt logged", func() bool {
+		return strings.Contains(logs.String(), "NATS JetStream not answering yet; retrying")
+	})
+	select {
+	case err := <-started:
+		t.Fatalf("NewDaemon returned while NATS had no quorum: %v", err)
+	default:
+	}
+	c.Start(1)
+	c.Start(2)
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("NewDaemon after the quorum came back: %v\nlogs:\n%s", err, logs)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("NewDaemon did not complete within 60 s of the quorum coming back\nlogs:\n%s", logs)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
