@@ -145,8 +145,14 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 }
 
 // transient reports errors that a later attempt may not meet: no answer, no
-// responders, a connection between servers.
+// responders, a reconnecting client, JetStream temporarily unavailable (503)
+// or too few peers online to place an R3 bucket.
 func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.Code == 504 ||
+		apiErr.ErrorCode == 10005 /* no suitable peers for placement */) {
+		return true
+	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, jetstream.ErrNoStreamResponse) ||

@@ -247,13 +247,19 @@ jobs: [{name: j, schedule: "@yearly", shell: "true"}]
 		d, err = app.NewDaemon(ctx, cfg, logs)
 		started <- err
 	}()
-	waitFor(t, 30*time.Second, "a failed attempt logged", func() bool {
+	var early error
+	returned := false
+	waitFor(t, 60*time.Second, "a failed attempt logged", func() bool {
+		select {
+		case early = <-started:
+			returned = true
+			return true
+		default:
+		}
 		return strings.Contains(logs.String(), "NATS JetStream not answering yet; retrying")
 	})
-	select {
-	case err := <-started:
-		t.Fatalf("NewDaemon returned while NATS had no quorum: %v", err)
-	default:
+	if returned {
+		t.Fatalf("NewDaemon returned while NATS had no quorum: %v\nlogs:\n%s", early, logs)
 	}
 	c.Start(1)
 	c.Start(2)
