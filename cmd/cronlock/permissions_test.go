@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,32 +11,25 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/cronlock/cronlock/internal/app"
 	"github.com/cronlock/cronlock/internal/natstest"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
-
-// permissionsDoc documents the NATS permissions; its conf block is the
-// server configuration of TestLeastPrivilege.
-const permissionsDoc = "../../internal/app/PERMISSIONS.md"
 
 // TestLeastPrivilege runs `cronlock run` (and a job), `locks` and `status`
 // as a user restricted to the permissions of PERMISSIONS.md, against a
 // server configured with its accounts block; an admin created the buckets.
 func TestLeastPrivilege(t *testing.T) {
 	t.Parallel()
-	md, err := os.ReadFile(permissionsDoc)
+	doc, err := app.PermissionsConf()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)```conf\n(.*?)```").FindSubmatch(md)
-	if m == nil {
-		t.Fatalf("%s: no ```conf block", permissionsDoc)
-	}
-	conf := strings.NewReplacer("ADMIN_PASSWORD", "admin-pw", "CRONLOCK_PASSWORD", "cronlock-pw").Replace(string(m[1]))
+	conf := strings.NewReplacer("ADMIN_PASSWORD", "admin-pw", "CRONLOCK_PASSWORD", "cronlock-pw").Replace(doc)
 	srv := natstest.RunServer(t, natstest.Options{Configure: func(o *server.Options) {
 		if err := o.ProcessConfigString(conf); err != nil {
-			t.Fatalf("%s conf block: %v", permissionsDoc, err)
+			t.Fatalf("PERMISSIONS.md conf block: %v", err)
 		}
 	}})
 	url := srv.ClientURL()

@@ -3,9 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,21 +17,15 @@ import (
 	"github.com/cronlock/cronlock/scheduler"
 )
 
-var confBlock = regexp.MustCompile("(?s)```conf\n(.*?)```")
-
 // permissionsConf returns the nats-server configuration documented in
 // PERMISSIONS.md, with test passwords and the extra publish subjects given.
 func permissionsConf(t *testing.T, extra ...string) string {
 	t.Helper()
-	md, err := os.ReadFile("PERMISSIONS.md")
+	doc, err := app.PermissionsConf()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := confBlock.FindSubmatch(md)
-	if m == nil {
-		t.Fatal("PERMISSIONS.md: no ```conf block")
-	}
-	conf := strings.NewReplacer("ADMIN_PASSWORD", "admin-pw", "CRONLOCK_PASSWORD", "cronlock-pw").Replace(string(m[1]))
+	conf := strings.NewReplacer("ADMIN_PASSWORD", "admin-pw", "CRONLOCK_PASSWORD", "cronlock-pw").Replace(doc)
 	if len(extra) > 0 {
 		const anchor = `"$KV.locks.>"`
 		if !strings.Contains(conf, anchor) {
