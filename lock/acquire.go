@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
+
+	"github.com/cronlock/cronlock/internal/kv"
 )
 
 var errTimedOut = errors.New("acquire timeout")
@@ -148,7 +150,11 @@ func (l *Locker) acquire(ctx context.Context, key string, o acquireOptions, dead
 		}
 		cancel()
 	}
-	return nil, fmt.Errorf("lock: %q not acquired within %v: held by %s: %w", key, o.timeout, describe(a.holder), ErrNotAcquired)
+	nae := &NotAcquiredError{Key: key, Timeout: o.timeout}
+	if a.holder != nil {
+		nae.Holder = *a.holder
+	}
+	return nil, nae
 }
 
 // attempt is one Acquire call: its lease id stays the same across retries,
@@ -180,7 +186,7 @@ func (a *attempt) try(ctx context.Context, useHint bool) (*Lease, error) {
 				expected = st.rev
 			}
 			lease, err := a.claim(ctx, expected)
-			if err == nil || !isConflict(err) {
+			if err == nil || !kv.IsConflict(err) {
 				return lease, err
 			}
 			if useHint && known {
@@ -210,7 +216,7 @@ func (a *attempt) try(ctx context.Context, useHint bool) (*Lease, error) {
 		return nil, nil
 	}
 	lease, err := a.claim(ctx, expected)
-	if isConflict(err) {
+	if kv.IsConflict(err) {
 		return nil, nil // lost the race for the freed key
 	}
 	return lease, err
@@ -221,9 +227,9 @@ func (a *attempt) claim(ctx context.Context, expected uint64) (*Lease, error) {
 	lease := a.l.opts.LeaseDuration
 	sent := time.Now()
 	rec := record{Owner: a.owner, Lease: a.id, AcquiredAt: sent.UTC(), ExpiresAt: sent.Add(lease).UTC()}
-	rev, err := a.l.claimWrite(ctx, a.key, rec.encode(), expected)
+	rev, err := a.l.claimWrite(ctx, a.key, a.id, rec.encode(), expected)
 	if err != nil {
-		if !isConflict(err) {
+		if !kv.IsConflict(err) {
 			a.uncertain = true
 		}
 		return nil, err
@@ -244,9 +250,9 @@ func (a *attempt) adopt(ctx context.Context, e *entry) (*Lease, error) {
 	rec := e.rec
 	rec.Token = token
 	rec.ExpiresAt = sent.Add(a.l.opts.LeaseDuration).UTC()
-	rev, err := a.l.write(ctx, a.key, rec.encode(), e.rev)
+	rev, err := a.l.write(ctx, a.key, a.id, rec.encode(), e.rev)
 	if err != nil {
-		if isConflict(err) {
+		if kv.IsConflict(err) {
 			a.uncertain = false
 			return nil, nil
 		}

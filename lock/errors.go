@@ -2,14 +2,14 @@ package lock
 
 import (
 	"errors"
-
-	"github.com/nats-io/nats.go/jetstream"
+	"fmt"
+	"time"
 )
 
 var (
-	// ErrNotAcquired is returned by Acquire when another owner held the key
-	// for the whole acquire timeout. The error's message names that holder.
-	// It never wraps a NATS failure: an outage is reported as the NATS error
+	// ErrNotAcquired is matched (errors.Is) by the *NotAcquiredError that
+	// Acquire returns when another owner held the key for the whole acquire
+	// timeout. It never wraps a NATS failure: an outage is reported as the NATS error
 	// itself, so callers can tell contention from unavailability.
 	ErrNotAcquired = errors.New("lock not acquired")
 
@@ -27,15 +27,24 @@ var (
 	ErrServerTooOld = errors.New("nats-server 2.11 or newer is required (per-message TTL, LimitMarkerTTL)")
 )
 
-// isConflict reports whether err is a failed compare-and-swap: the key's last
-// revision was not the one expected. Replicated (R3) streams report it with
-// error code 10164 instead of 10071, and not every nats.go path maps both,
-// so match the codes.
-func isConflict(err error) bool {
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+// NotAcquiredError is Acquire's error when another owner held the key for
+// the whole acquire timeout. errors.Is(err, ErrNotAcquired) holds for it;
+// errors.As gives the holder, to log as a field.
+type NotAcquiredError struct {
+	Key     string
+	Timeout time.Duration
+	// Holder is the last holder seen; its Owner is empty when it could not
+	// be read.
+	Holder Holder
 }
+
+func (e *NotAcquiredError) Error() string {
+	who := "another owner"
+	if e.Holder.Owner != "" {
+		who = e.Holder.String()
+	}
+	return fmt.Sprintf("lock: %q not acquired within %v: held by %s", e.Key, e.Timeout, who)
+}
+
+// Unwrap makes errors.Is(err, ErrNotAcquired) hold.
+func (e *NotAcquiredError) Unwrap() error { return ErrNotAcquired }

@@ -29,7 +29,7 @@ func TestLostAcquireReplyRecognised(t *testing.T) {
 	l := newTestLocker(t)
 	ctx := context.Background()
 	a := &attempt{l: l, key: "k", owner: "me", id: "attempt-1"}
-	landed, err := l.write(ctx, "k", record{Owner: "me", Lease: "attempt-1"}.encode(), 0)
+	landed, err := l.write(ctx, "k", "attempt-1", record{Owner: "me", Lease: "attempt-1"}.encode(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestAbandonFreesLandedWrite(t *testing.T) {
 	l := newTestLocker(t)
 	ctx := context.Background()
 	a := &attempt{l: l, key: "k", owner: "me", id: "attempt-2", uncertain: true}
-	if _, err := l.write(ctx, "k", record{Owner: "me", Lease: "attempt-2"}.encode(), 0); err != nil {
+	if _, err := l.write(ctx, "k", "attempt-2", record{Owner: "me", Lease: "attempt-2"}.encode(), 0); err != nil {
 		t.Fatal(err)
 	}
 	a.abandon()
@@ -63,7 +63,7 @@ func TestAbandonFreesLandedWrite(t *testing.T) {
 	}
 	// Someone else's record is never touched.
 	other := &attempt{l: l, key: "k", owner: "me", id: "attempt-3", uncertain: true}
-	if _, err := l.write(ctx, "k", record{Owner: "x", Lease: "someone-else"}.encode(), l.mustRev(t, "k")); err != nil {
+	if _, err := l.write(ctx, "k", "someone-else", record{Owner: "x", Lease: "someone-else"}.encode(), l.mustRev(t, "k")); err != nil {
 		t.Fatal(err)
 	}
 	other.abandon()
@@ -84,7 +84,7 @@ func TestLostRenewalReplyKeepsLease(t *testing.T) {
 	}
 	defer lease.Close()
 	// Simulate the landed renewal the client never heard of.
-	if _, err := l.write(ctx, "k", lease.rec.encode(), l.mustRev(t, "k")); err != nil {
+	if _, err := l.write(ctx, "k", lease.id, lease.rec.encode(), l.mustRev(t, "k")); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/cronlock/cronlock/internal/kv"
 )
 
 // Lease is a held lock. A background goroutine renews it every
@@ -23,33 +25,38 @@ type Lease struct {
 	rec   record
 	token uint64
 
-	ctx    context.Context // cancelled by Release: stops renewal
+	stop   context.Context // cancelled by Release: stops renewal
 	cancel context.CancelFunc
 	exited chan struct{} // closed when the renewal goroutine returns
 
-	// rev and deadline belong to the renewal goroutine while it runs, and
-	// to Release after it has exited.
-	rev      uint64
-	deadline time.Time
+	// rev belongs to the renewal goroutine while it runs, and to Release
+	// after it has exited.
+	rev uint64
 
-	mu   sync.Mutex
-	done chan struct{}
-	err  error
+	mu       sync.Mutex
+	deadline time.Time     // local safe deadline
+	moved    chan struct{} // closed when deadline changes or the lease ends
+	done     chan struct{}
+	err      error
+	ctx      context.Context // cancelled with done; see Context
+	end      context.CancelCauseFunc
 
 	releaseOnce sync.Once
 	releaseErr  error
 }
 
 func (l *Locker) newLease(key, id string, rec record, token, rev uint64, sent time.Time) *Lease {
-	ctx, cancel := context.WithCancel(context.Background())
+	stop, cancel := context.WithCancel(context.Background())
+	ctx, end := context.WithCancelCause(context.Background())
 	rec.Token = token
 	s := &Lease{
 		l: l, key: key, id: id, rec: rec, token: token,
-		ctx: ctx, cancel: cancel, exited: make(chan struct{}),
-		rev: rev, deadline: l.safeDeadline(sent),
-		done: make(chan struct{}),
+		stop: stop, cancel: cancel, exited: make(chan struct{}),
+		rev: rev, deadline: l.safeDeadline(sent), moved: make(chan struct{}),
+		done: make(chan struct{}), ctx: ctx, end: end,
 	}
 	l.log.Debug().Str("key", key).Str("owner", rec.Owner).Uint64("token", token).Msg("lock acquired")
+	l.held.add(s)
 	go s.keep()
 	return s
 }
@@ -74,6 +81,38 @@ func (s *Lease) Token() uint64 { return s.token }
 // Done is closed once the lease is released or lost.
 func (s *Lease) Done() <-chan struct{} { return s.done }
 
+// Context returns a context that is cancelled when the lease is released
+// or lost; its cause (context.Cause) is ErrLeaseLost after a loss and
+// context.Canceled after a release. Work done under the lease derives its
+// context from it.
+func (s *Lease) Context() context.Context { return s.ctx }
+
+// Deadline returns the lease's local safe deadline, the moment its holder
+// must have stopped unless a renewal is confirmed first, and a channel that
+// is closed when it changes: a renewal moved it, or the lease ended. After
+// a loss the deadline is the moment of the loss. A supervisor of work that
+// can outlive a frozen holder (a child process) enforces it on its own.
+func (s *Lease) Deadline() (time.Time, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deadline, s.moved
+}
+
+// setDeadline moves the local safe deadline and wakes Deadline's callers.
+func (s *Lease) setDeadline(d time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deadline = d
+	close(s.moved)
+	s.moved = make(chan struct{})
+}
+
+func (s *Lease) localDeadline() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deadline
+}
+
 // Err is nil while the lease is held and after a clean Release, and
 // ErrLeaseLost once it was lost.
 func (s *Lease) Err() error {
@@ -82,21 +121,35 @@ func (s *Lease) Err() error {
 	return s.err
 }
 
-// finish closes Done, recording err (nil for a release) unless already done.
-func (s *Lease) finish(err error) {
+// finish closes Done, recording err (nil for a release) unless already
+// done, and cancels Context. It reports whether this call ended the lease.
+func (s *Lease) finish(err error) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	select {
 	case <-s.done:
+		return false
 	default:
-		s.err = err
-		close(s.done)
 	}
+	s.err = err
+	if err != nil {
+		s.deadline = time.Now()
+	}
+	close(s.moved)
+	s.moved = make(chan struct{})
+	close(s.done)
+	s.l.held.remove(s)
+	if err == nil {
+		err = context.Canceled
+	}
+	s.end(err)
+	return true
 }
 
 func (s *Lease) lose(reason string) {
-	s.l.log.Warn().Str("key", s.key).Str("owner", s.rec.Owner).Uint64("token", s.token).Str("reason", reason).Msg("lock lease lost")
-	s.finish(ErrLeaseLost)
+	if s.finish(ErrLeaseLost) {
+		s.l.log.Warn().Str("key", s.key).Str("owner", s.rec.Owner).Uint64("token", s.token).Str("reason", reason).Msg("lock lease lost")
+	}
 }
 
 var errTaken = errors.New("key no longer holds this lease")
@@ -105,13 +158,15 @@ var errTaken = errors.New("key no longer holds this lease")
 func (s *Lease) keep() {
 	defer close(s.exited)
 	o := s.l.opts
-	deadline := time.NewTimer(time.Until(s.deadline))
+	deadline := time.NewTimer(time.Until(s.localDeadline()))
 	defer deadline.Stop()
 	renew := time.NewTimer(o.RenewInterval)
 	defer renew.Stop()
 	for retry := 0; ; {
 		select {
-		case <-s.ctx.Done():
+		case <-s.stop.Done():
+			return
+		case <-s.done: // lost: the watch saw another write on the key
 			return
 		case <-deadline.C:
 			s.lose("no renewal confirmed before the local safe deadline")
@@ -123,18 +178,19 @@ func (s *Lease) keep() {
 		switch {
 		case err == nil:
 			retry = 0
-			s.deadline = s.l.safeDeadline(sent)
-			deadline.Reset(time.Until(s.deadline))
+			d := s.l.safeDeadline(sent)
+			s.setDeadline(d)
+			deadline.Reset(time.Until(d))
 			renew.Reset(o.RenewInterval)
 		case errors.Is(err, errTaken):
 			s.lose(err.Error())
 			return
-		case s.ctx.Err() != nil:
+		case s.stop.Err() != nil:
 			return
 		default:
 			// Transient: retry soon, until the local deadline decides.
 			s.l.log.Debug().Err(err).Str("key", s.key).Msg("lock renewal failed; retrying")
-			renew.Reset(min(backoff(retry, o.AcquireRetryBaseDelay, o.AcquireRetryMaxDelay), max(time.Until(s.deadline), 0)))
+			renew.Reset(min(backoff(retry, o.AcquireRetryBaseDelay, o.AcquireRetryMaxDelay), max(time.Until(s.localDeadline()), 0)))
 			retry++
 		}
 	}
@@ -145,17 +201,17 @@ func (s *Lease) keep() {
 // holds a newer write of this very lease (a renewal whose reply was lost), in
 // which case the renewal is retried against that revision.
 func (s *Lease) renew(sent time.Time) error {
-	ctx, cancel := context.WithDeadline(s.ctx, s.deadline)
+	ctx, cancel := context.WithDeadline(s.stop, s.localDeadline())
 	defer cancel()
 	rec := s.rec
 	rec.ExpiresAt = sent.Add(s.l.opts.LeaseDuration).UTC()
 	value := rec.encode()
-	rev, err := s.l.write(ctx, s.key, value, s.rev)
+	rev, err := s.l.write(ctx, s.key, s.id, value, s.rev)
 	if err == nil {
 		s.rev = rev
 		return nil
 	}
-	if !isConflict(err) {
+	if !kv.IsConflict(err) {
 		return err
 	}
 	e, err := s.l.last(ctx, s.key)
@@ -168,12 +224,12 @@ func (s *Lease) renew(sent time.Time) error {
 		}
 		return fmt.Errorf("%w: the key was released or expired", errTaken)
 	}
-	rev, err = s.l.write(ctx, s.key, value, e.rev)
+	rev, err = s.l.write(ctx, s.key, s.id, value, e.rev)
 	switch {
 	case err == nil:
 		s.rev = rev
 		return nil
-	case isConflict(err):
+	case kv.IsConflict(err):
 		return errTaken
 	}
 	return err
@@ -187,7 +243,8 @@ func (s *Lease) renew(sent time.Time) error {
 func (s *Lease) Release(ctx context.Context) error {
 	s.releaseOnce.Do(func() {
 		s.cancel()
-		<-s.exited // no renewal in flight from here on
+		<-s.exited         // no renewal in flight from here on
+		s.l.held.remove(s) // our own purge must not read as a loss
 		s.releaseErr = s.release(ctx)
 		s.finish(nil)
 	})
@@ -198,7 +255,7 @@ func (s *Lease) release(ctx context.Context) error {
 	lost := s.Err() != nil
 	err := s.l.free(ctx, s.key, s.rev)
 	freed := err == nil
-	if isConflict(err) {
+	if kv.IsConflict(err) {
 		// A renewal cancelled in flight may have landed after all: the key
 		// may hold a newer revision of this lease.
 		e, lerr := s.l.last(ctx, s.key)
@@ -211,7 +268,7 @@ func (s *Lease) release(ctx context.Context) error {
 		default:
 			err = nil // taken or expired: nothing of ours to free
 		}
-		if isConflict(err) {
+		if kv.IsConflict(err) {
 			err = nil
 		}
 	}

@@ -652,3 +652,98 @@ func TestLateAcquireWriteIsFreed(t *testing.T) {
 	}
 	t.Fatalf("the late write was not freed within 5 s (seen held: %v)", sawHeld)
 }
+
+// A lease hears of a force-release from its Locker's watch at once, not at
+// its next renewal: Done closes, Context is cancelled with ErrLeaseLost and
+// the deadline collapses to the moment of the loss.
+func TestForceReleaseEndsLeaseAtOnce(t *testing.T) {
+	t.Parallel()
+	url := newServer(t)
+	ctx := context.Background()
+	// Renewal every 4 s: only the watch can end the lease within the bound.
+	holder, _ := newLocker(t, url, lock.Options{LeaseDuration: 5 * time.Second, RenewInterval: 4 * time.Second})
+	op, _ := newLocker(t, url, lock.Options{LeaseDuration: 5 * time.Second})
+	lease, err := holder.Acquire(ctx, "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Close()
+	before, moved := lease.Deadline()
+	if err := op.ForceRelease(ctx, "job"); err != nil {
+		t.Fatal(err)
+	}
+	purged := time.Now()
+	select {
+	case <-lease.Done():
+	case <-time.After(3 * time.Second):
+		t.Fatal("lease still held 3 s after a force-release")
+	}
+	if d := time.Since(purged); d > 500*time.Millisecond {
+		t.Errorf("lease ended %v after the purge, want < 500 ms", d)
+	}
+	if !errors.Is(lease.Err(), lock.ErrLeaseLost) || !errors.Is(context.Cause(lease.Context()), lock.ErrLeaseLost) {
+		t.Errorf("Err %v, Context cause %v; want ErrLeaseLost", lease.Err(), context.Cause(lease.Context()))
+	}
+	select {
+	case <-moved:
+	default:
+		t.Error("Deadline's channel not closed by the loss")
+	}
+	if after, _ := lease.Deadline(); !after.Before(before) {
+		t.Errorf("deadline after the loss %v, want earlier than %v", after, before)
+	}
+}
+
+// A renewal moves the local safe deadline and says so; a release cancels
+// Context with context.Canceled.
+func TestLeaseDeadlineAndContext(t *testing.T) {
+	t.Parallel()
+	url := newServer(t)
+	l, _ := newLocker(t, url, lock.Options{LeaseDuration: 2 * time.Second, RenewInterval: 300 * time.Millisecond})
+	lease, err := l.Acquire(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, moved := lease.Deadline()
+	if until := time.Until(first); until <= 0 || until > 2*time.Second {
+		t.Fatalf("first deadline in %v, want within the 2 s lease", until)
+	}
+	select {
+	case <-moved:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no renewal moved the deadline within 3 s")
+	}
+	if next, _ := lease.Deadline(); !next.After(first) {
+		t.Errorf("deadline after a renewal %v, want later than %v", next, first)
+	}
+	if err := lease.Context().Err(); err != nil {
+		t.Fatalf("Context done while held: %v", err)
+	}
+	if err := lease.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if cause := context.Cause(lease.Context()); !errors.Is(cause, context.Canceled) {
+		t.Errorf("Context cause after release %v, want context.Canceled", cause)
+	}
+}
+
+// ErrNotAcquired comes as a *NotAcquiredError naming the holder.
+func TestNotAcquiredErrorNamesHolder(t *testing.T) {
+	t.Parallel()
+	url := newServer(t)
+	a, _ := newLocker(t, url, lock.Options{OwnerID: "replica-a"})
+	b, _ := newLocker(t, url, lock.Options{OwnerID: "replica-b"})
+	lease, err := a.Acquire(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Close()
+	_, err = b.Acquire(context.Background(), "k", lock.WithTimeout(200*time.Millisecond))
+	var nae *lock.NotAcquiredError
+	if !errors.Is(err, lock.ErrNotAcquired) || !errors.As(err, &nae) {
+		t.Fatalf("err %v (%T), want a *lock.NotAcquiredError matching ErrNotAcquired", err, err)
+	}
+	if nae.Holder.Owner != "replica-a" || nae.Holder.Token != lease.Token() || nae.Key != "k" {
+		t.Errorf("holder %+v key %q, want replica-a with token %d on k", nae.Holder, nae.Key, lease.Token())
+	}
+}

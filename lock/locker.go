@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/follow"
+	"github.com/cronlock/cronlock/internal/kv"
 )
 
 // markerTTL is how long the server keeps the marker it places when a key's
@@ -28,14 +28,11 @@ const opTimeout = 5 * time.Second
 // safe for concurrent use. Close stops its watch; leases it handed out keep
 // working until released or lost.
 type Locker struct {
-	js            jetstream.JetStream
-	nc            *nats.Conn
-	opts          Options
-	log           zerolog.Logger
-	stream        jetstream.Stream
-	streamName    string
-	subjectPrefix string // "$KV.<bucket>."
-	tracker       *tracker
+	bucket  *kv.Bucket
+	opts    Options
+	log     zerolog.Logger
+	tracker *tracker
+	held    leases // live leases, which the watch ends on a foreign write
 
 	closeOnce sync.Once
 	follower  *follow.Follower
@@ -51,60 +48,23 @@ func New(ctx context.Context, js jetstream.JetStream, opts Options) (*Locker, er
 	if err != nil {
 		return nil, err
 	}
-	l := &Locker{
-		js:            js,
-		nc:            js.Conn(),
-		opts:          o,
-		log:           o.Logger,
-		streamName:    "KV_" + o.Bucket,
-		subjectPrefix: "$KV." + o.Bucket + ".",
-		tracker:       newTracker(),
+	b, err := kv.Open(ctx, js, kv.Config{
+		Name:        o.Bucket,
+		Description: "cronlock leases: one key per lock, expired by per-key TTL",
+		Replicas:    o.Replicas,
+		MarkerTTL:   markerTTL,
+	})
+	switch {
+	case errors.Is(err, kv.ErrNoMsgTTL):
+		return nil, fmt.Errorf("lock: %w: %w", err, ErrServerTooOld)
+	case err != nil:
+		return nil, fmt.Errorf("lock: %w", err)
 	}
-	if err := l.ensureBucket(ctx); err != nil {
-		return nil, err
-	}
+	l := &Locker{bucket: b, opts: o, log: o.Logger, tracker: newTracker()}
 	if l.follower, err = l.watch(ctx); err != nil {
 		return nil, fmt.Errorf("lock: watch bucket %q: %w", o.Bucket, err)
 	}
 	return l, nil
-}
-
-func (l *Locker) ensureBucket(ctx context.Context) error {
-	bucket := l.opts.Bucket
-	_, err := l.js.KeyValue(ctx, bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		_, err = l.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:         bucket,
-			Description:    "cronlock leases: one key per lock, expired by per-key TTL",
-			History:        1,
-			Replicas:       l.opts.Replicas,
-			Storage:        jetstream.FileStorage,
-			LimitMarkerTTL: markerTTL,
-		})
-		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
-			_, err = l.js.KeyValue(ctx, bucket)
-		}
-	}
-	switch {
-	case errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported):
-		return fmt.Errorf("lock: create bucket %q: %w", bucket, ErrServerTooOld)
-	case err != nil:
-		return fmt.Errorf("lock: open bucket %q: %w", bucket, err)
-	}
-	l.stream, err = l.js.Stream(ctx, l.streamName)
-	if err != nil {
-		return fmt.Errorf("lock: open bucket %q: %w", bucket, err)
-	}
-	cfg := l.stream.CachedInfo().Config
-	switch {
-	case !cfg.AllowMsgTTL:
-		return fmt.Errorf("lock: bucket %q does not allow per-key TTLs (it was created without LimitMarkerTTL, or the server is older than 2.11): recreate it with `nats kv add %s --history 1 --marker-ttl 1h`: %w", bucket, bucket, ErrServerTooOld)
-	case cfg.SubjectDeleteMarkerTTL <= 0:
-		return fmt.Errorf("lock: bucket %q has no LimitMarkerTTL: expiries would not be announced to waiters; recreate it with --marker-ttl", bucket)
-	case cfg.MaxMsgsPerSubject != 1:
-		return fmt.Errorf("lock: bucket %q keeps history %d: a lock bucket needs history 1 (with more, the server raises key TTLs to the marker TTL)", bucket, cfg.MaxMsgsPerSubject)
-	}
-	return nil
 }
 
 // Close stops the Locker's watch of the bucket and waits (a few seconds at
@@ -120,11 +80,6 @@ func (l *Locker) Close() error {
 	return nil
 }
 
-// JetStream returns the JetStream context the Locker writes through, so a
-// caller can keep related state (such as a scheduler's run history) on the
-// same connection.
-func (l *Locker) JetStream() jetstream.JetStream { return l.js }
-
 // Options returns the Locker's options with defaults applied.
 func (l *Locker) Options() Options { return l.opts }
 
@@ -134,46 +89,47 @@ func (l *Locker) DefaultAcquireTimeout() time.Duration {
 	return l.opts.AcquireRetryMaxDelay * 3 / 2
 }
 
-func (l *Locker) subject(key string) string { return l.subjectPrefix + key }
-
 // write stores value on key if the key's last revision is expected (0: the
 // key has no message at all), with the lease as the key's TTL. The returned
 // revision comes from the server's acknowledgement.
-func (l *Locker) write(ctx context.Context, key string, value []byte, expected uint64) (uint64, error) {
-	m := &nats.Msg{Subject: l.subject(key), Data: value, Header: nats.Header{}}
-	ack, err := l.js.PublishMsg(ctx, m,
-		jetstream.WithExpectLastSequencePerSubject(expected),
-		jetstream.WithMsgTTL(l.opts.LeaseDuration))
-	if err != nil {
-		if isConflict(err) {
-			l.tracker.forget(key, expected)
-		}
-		return 0, err
+func (l *Locker) write(ctx context.Context, key, id string, value []byte, expected uint64) (uint64, error) {
+	rev, err := l.bucket.Put(ctx, l.leaseWrite(key, id, value, expected))
+	l.heard(key, expected, keyState{rev: rev}, err)
+	return rev, err
+}
+
+// leaseWrite is a write of lease id's record, with the lease as the key's
+// TTL and the id in a header for the watch.
+func (l *Locker) leaseWrite(key, id string, value []byte, expected uint64) kv.Write {
+	return kv.Write{Key: key, Value: value, Expected: expected, TTL: l.opts.LeaseDuration,
+		Header: nats.Header{leaseHeader: []string{id}}}
+}
+
+// heard feeds the tracker with the outcome of a write against expected.
+func (l *Locker) heard(key string, expected uint64, st keyState, err error) {
+	switch {
+	case err == nil:
+		l.tracker.observe(key, st)
+	case kv.IsConflict(err):
+		l.tracker.forget(key, expected)
 	}
-	l.tracker.observe(key, keyState{rev: ack.Sequence})
-	return ack.Sequence, nil
 }
 
 // claimWrite is write for an acquiring write. If ctx ends before the server
 // answers, the write may still be stored; a reaper then frees it as soon as
 // its acknowledgement arrives, so a late write does not hold the key for a
 // whole lease after its caller gave up.
-func (l *Locker) claimWrite(ctx context.Context, key string, value []byte, expected uint64) (uint64, error) {
-	m := &nats.Msg{Subject: l.subject(key), Data: value, Header: nats.Header{}}
-	fut, err := l.js.PublishMsgAsync(m,
-		jetstream.WithExpectLastSequencePerSubject(expected),
-		jetstream.WithMsgTTL(l.opts.LeaseDuration))
+func (l *Locker) claimWrite(ctx context.Context, key, id string, value []byte, expected uint64) (uint64, error) {
+	fut, err := l.bucket.PutAsync(l.leaseWrite(key, id, value, expected))
 	if err != nil {
 		return 0, err
 	}
 	select {
 	case ack := <-fut.Ok():
-		l.tracker.observe(key, keyState{rev: ack.Sequence})
+		l.heard(key, expected, keyState{rev: ack.Sequence}, nil)
 		return ack.Sequence, nil
 	case err := <-fut.Err():
-		if isConflict(err) {
-			l.tracker.forget(key, expected)
-		}
+		l.heard(key, expected, keyState{}, err)
 		return 0, err
 	case <-ctx.Done():
 		l.reap(key, fut)
@@ -206,22 +162,9 @@ func (l *Locker) reap(key string, fut jetstream.PubAckFuture) {
 // unconditionally when expected is 0. The marker wakes watchers and carries
 // its own TTL, so released keys do not pile up.
 func (l *Locker) free(ctx context.Context, key string, expected uint64) error {
-	m := nats.NewMsg(l.subject(key))
-	m.Header.Set("KV-Operation", "PURGE")
-	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
-	opts := []jetstream.PublishOpt{jetstream.WithMsgTTL(markerTTL)}
-	if expected != 0 {
-		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(expected))
-	}
-	ack, err := l.js.PublishMsg(ctx, m, opts...)
-	if err != nil {
-		if isConflict(err) {
-			l.tracker.forget(key, expected)
-		}
-		return err
-	}
-	l.tracker.observe(key, keyState{rev: ack.Sequence, free: true})
-	return nil
+	rev, err := l.bucket.Purge(ctx, key, expected, markerTTL)
+	l.heard(key, expected, keyState{rev: rev, free: true}, err)
+	return err
 }
 
 // entry is the last message stored for a key.
@@ -234,31 +177,21 @@ type entry struct {
 	ttl    time.Duration
 }
 
-// last reads the key's last message, with a direct get where the bucket
-// allows it (any replica answers, without queueing behind the JetStream
-// API). nil with a nil error means the key has no message. A follower may
-// answer with a slightly stale entry: like every read here, the result is a
-// hint, and ownership is decided by compare-and-swap writes only.
+// last reads the key's last message (kv.Bucket.Last: a direct get). nil
+// with a nil error means the key has no message. Like every read here, the
+// result is a hint; ownership is decided by compare-and-swap writes only.
 func (l *Locker) last(ctx context.Context, key string) (*entry, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opTimeout)
-		defer cancel()
-	}
-	m, err := l.stream.GetLastMsgForSubject(ctx, l.subject(key))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		l.tracker.observe(key, keyState{free: true})
-		return nil, nil
-	}
+	m, err := l.bucket.Last(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	e := &entry{rev: m.Sequence, free: isFreeMarker(m.Header), stored: m.Time}
-	if ttl := m.Header.Get(jetstream.MsgTTLHeader); ttl != "" {
-		e.ttl, _ = time.ParseDuration(ttl)
+	if m == nil {
+		l.tracker.observe(key, keyState{free: true})
+		return nil, nil
 	}
+	e := &entry{rev: m.Revision, free: m.Free, stored: m.Stored, ttl: m.TTL}
 	if !e.free {
-		e.rec, e.recErr = decodeRecord(m.Data)
+		e.rec, e.recErr = decodeRecord(m.Value)
 	}
 	l.tracker.observe(key, keyState{rev: e.rev, free: e.free})
 	return e, nil
@@ -313,19 +246,10 @@ func (l *Locker) Holder(ctx context.Context, key string) (Holder, error) {
 
 // List returns the holders of every held key in the bucket, sorted by key.
 func (l *Locker) List(ctx context.Context) ([]Holder, error) {
-	kv, err := l.js.KeyValue(ctx, l.opts.Bucket)
+	names, err := l.bucket.Keys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lock: list: %w", err)
 	}
-	keys, err := kv.ListKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lock: list: %w", err)
-	}
-	var names []string
-	for k := range keys.Keys() {
-		names = append(names, k)
-	}
-	slices.Sort(names)
 	var out []Holder
 	for _, k := range names {
 		h, err := l.Holder(ctx, k)
@@ -359,7 +283,7 @@ func (l *Locker) ForceRelease(ctx context.Context, key string) error {
 			return fmt.Errorf("lock: force-release %q: %w", key, ErrNotHeld)
 		}
 		err = l.free(ctx, key, e.rev)
-		if isConflict(err) {
+		if kv.IsConflict(err) {
 			continue
 		}
 		if err != nil {
@@ -369,12 +293,4 @@ func (l *Locker) ForceRelease(ctx context.Context, key string) error {
 		return nil
 	}
 	return fmt.Errorf("lock: force-release %q: the key kept changing while releasing it", key)
-}
-
-// describe renders a holder for error messages.
-func describe(h *Holder) string {
-	if h == nil {
-		return "another owner"
-	}
-	return h.String()
 }

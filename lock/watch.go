@@ -2,13 +2,13 @@ package lock
 
 import (
 	"context"
-	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cronlock/cronlock/internal/follow"
+	"github.com/cronlock/cronlock/internal/kv"
 )
 
 // keyState is what a Locker last heard about a key. It is a hint that
@@ -75,26 +75,56 @@ func (t *tracker) changed(key string) <-chan struct{} {
 	return ch
 }
 
-// isFreeMarker reports whether a KV message marks its key as free: a delete
-// or purge by a client, or a marker the server placed when the key's TTL
-// expired.
-func isFreeMarker(h nats.Header) bool {
-	if len(h) == 0 {
-		return false
-	}
-	if op := h.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
-		return true
-	}
-	return h.Get(jetstream.MarkerReasonHeader) != ""
-}
+// leaseHeader carries the lease id on every write of a lease (acquire,
+// renewal), so a headers-only watch tells a holder's own writes from
+// another's.
+const leaseHeader = "Cronlock-Lease"
 
 // watch follows every key of the bucket (headers only) and feeds the
 // tracker, so a waiter wakes as soon as a key is released or expires, and an
-// acquire knows the revision to write against. When the watch is down, for
-// instance while reconnecting, acquire falls back to backoff polling.
+// acquire knows the revision to write against. A write on a key held by a
+// lease of this Locker that is not the lease's own (a force-release, another
+// owner, the server's expiry) ends that lease at once: the renewal is only
+// the check of last resort. When the watch is down, for instance while
+// reconnecting, acquire falls back to backoff polling.
 func (l *Locker) watch(ctx context.Context) (*follow.Follower, error) {
-	prefix := l.subjectPrefix
-	return follow.Start(ctx, l.stream, l.nc, prefix+">", func(subject string, seq uint64, h nats.Header) {
-		l.tracker.observe(strings.TrimPrefix(subject, prefix), keyState{rev: seq, free: isFreeMarker(h)})
+	return l.bucket.Follow(ctx, func(key string, rev uint64, _ time.Time, h nats.Header) {
+		l.tracker.observe(key, keyState{rev: rev, free: kv.IsFree(h)})
+		if s := l.held.get(key); s != nil && rev > s.token && h.Get(leaseHeader) != s.id {
+			reason := "the key was overwritten by another owner"
+			if kv.IsFree(h) {
+				reason = "the key was released by someone else or expired on the server"
+			}
+			s.lose(reason)
+		}
 	})
+}
+
+// leases are the live leases of a Locker, by key.
+type leases struct {
+	mu sync.Mutex
+	m  map[string]*Lease
+}
+
+func (ls *leases) add(s *Lease) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.m == nil {
+		ls.m = map[string]*Lease{}
+	}
+	ls.m[s.key] = s
+}
+
+func (ls *leases) remove(s *Lease) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.m[s.key] == s {
+		delete(ls.m, s.key)
+	}
+}
+
+func (ls *leases) get(key string) *Lease {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.m[key]
 }

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,11 +33,11 @@ func newClaims() *claims {
 }
 
 // watch starts following the bucket; stop with stop.
-func (c *claims) watch(ctx context.Context, h *history) error {
-	f, err := follow.Start(ctx, h.stream, h.js.Conn(), h.prefix+">", func(subject string, _ uint64, hdr nats.Header) {
+func (c *claims) watch(ctx context.Context, h *History) error {
+	f, err := h.bucket.Follow(ctx, func(key string, _ uint64, _ time.Time, hdr nats.Header) {
 		t, err := time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
 		if err == nil {
-			c.observe(strings.TrimPrefix(subject, h.prefix), t)
+			c.observe(key, t)
 		}
 	})
 	if err != nil {

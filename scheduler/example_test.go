@@ -41,7 +41,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer locker.Close()
-	s, err := scheduler.New(locker, scheduler.Options{})
+	s, err := scheduler.New(ctx, js, locker, scheduler.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/natstest"
@@ -38,6 +39,7 @@ func testLogger(t *testing.T, name string) zerolog.Logger {
 type replica struct {
 	s      *scheduler.Scheduler
 	locker *lock.Locker
+	js     jetstream.JetStream
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -58,11 +60,11 @@ func newReplica(t *testing.T, url string, lo lock.Options, so scheduler.Options)
 	if so.ShutdownGrace == 0 {
 		so.ShutdownGrace = 2 * time.Second
 	}
-	s, err := scheduler.New(l, so)
+	s, err := scheduler.New(context.Background(), js, l, so)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &replica{s: s, locker: l}
+	return &replica{s: s, locker: l, js: js}
 }
 
 func (r *replica) start(t *testing.T) {

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cronlock/cronlock/internal/kv"
 	"github.com/cronlock/cronlock/job"
 )
 
@@ -56,13 +56,23 @@ type jobState struct {
 	Runs     []Run     `json:"runs"`
 }
 
-// history stores jobState values in a KV bucket.
-type history struct {
-	js     jetstream.JetStream
-	kv     jetstream.KeyValue
-	stream jetstream.Stream
-	prefix string // "$KV.<bucket>."
+// History is the run history shared by every replica: per job, the last
+// claimed tick and the recent runs, in a KV bucket. The scheduler writes
+// it; operator commands read it with OpenHistory, without a Scheduler.
+type History struct {
+	bucket *kv.Bucket
 	size   int
+}
+
+// HistoryOptions configure OpenHistory. Zero values select the defaults.
+type HistoryOptions struct {
+	// Bucket is the KV bucket. Default DefaultHistoryBucket.
+	Bucket string
+	// Replicas is the bucket's replication factor when OpenHistory creates
+	// it. Default 1.
+	Replicas int
+	// Size is the number of runs kept per job. Default DefaultHistorySize.
+	Size int
 }
 
 // lastTickHeader carries jobState.LastTick on every write, so replicas can
@@ -75,48 +85,56 @@ const lastTickHeader = "Cronlock-Last-Tick"
 // few rounds always suffice; more means something is wrong.
 const maxCASRetries = 8
 
-func openHistory(ctx context.Context, js jetstream.JetStream, bucket string, replicas, size int) (*history, error) {
-	kv, err := js.KeyValue(ctx, bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      bucket,
-			Description: "cronlock: last claimed tick and recent runs per job",
-			History:     1,
-			Replicas:    replicas,
-			Storage:     jetstream.FileStorage,
-		})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = js.KeyValue(ctx, bucket)
-		}
+// OpenHistory opens the history bucket, creating it when missing.
+func OpenHistory(ctx context.Context, js jetstream.JetStream, opts HistoryOptions) (*History, error) {
+	if opts.Bucket == "" {
+		opts.Bucket = DefaultHistoryBucket
 	}
+	if opts.Size <= 0 {
+		opts.Size = DefaultHistorySize
+	}
+	b, err := kv.Open(ctx, js, kv.Config{
+		Name:        opts.Bucket,
+		Description: "cronlock: last claimed tick and recent runs per job",
+		Replicas:    opts.Replicas,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("scheduler: history bucket %q: %w", bucket, err)
+		return nil, fmt.Errorf("scheduler: history: %w", err)
 	}
-	stream, err := js.Stream(ctx, "KV_"+bucket)
-	if err != nil {
-		return nil, fmt.Errorf("scheduler: history bucket %q: %w", bucket, err)
-	}
-	return &history{js: js, kv: kv, stream: stream, prefix: "$KV." + bucket + ".", size: size}, nil
+	return &History{bucket: b, size: opts.Size}, nil
 }
 
-func (h *history) get(ctx context.Context, name string) (jobState, uint64, error) {
-	e, err := h.kv.Get(ctx, name)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return jobState{}, 0, nil
+// Runs returns the job's recent runs, newest first.
+func (h *History) Runs(ctx context.Context, name string) ([]Run, error) {
+	if err := job.ValidateName(name); err != nil {
+		return nil, err
 	}
+	st, _, err := h.get(ctx, name)
 	if err != nil {
+		return nil, fmt.Errorf("scheduler: history of %q: %w", name, err)
+	}
+	slices.Reverse(st.Runs)
+	return st.Runs, nil
+}
+
+func (h *History) get(ctx context.Context, name string) (jobState, uint64, error) {
+	e, err := h.bucket.Last(ctx, name)
+	if err != nil || e == nil {
 		return jobState{}, 0, err
 	}
+	if e.Free {
+		return jobState{}, e.Revision, nil
+	}
 	var st jobState
-	if err := json.Unmarshal(e.Value(), &st); err != nil {
+	if err := json.Unmarshal(e.Value, &st); err != nil {
 		return jobState{}, 0, fmt.Errorf("history of %q is not a job state: %w", name, err)
 	}
-	return st, e.Revision(), nil
+	return st, e.Revision, nil
 }
 
 // put writes st if the key is still at rev (0: the key must not exist) and
 // returns the new revision, or 0 on a lost compare-and-swap.
-func (h *history) put(ctx context.Context, name string, st *jobState, rev uint64) (uint64, error) {
+func (h *History) put(ctx context.Context, name string, st *jobState, rev uint64) (uint64, error) {
 	if over := len(st.Runs) - h.size; over > 0 {
 		st.Runs = st.Runs[over:]
 	}
@@ -124,26 +142,15 @@ func (h *history) put(ctx context.Context, name string, st *jobState, rev uint64
 	if err != nil {
 		return 0, err
 	}
-	m := &nats.Msg{Subject: h.prefix + name, Data: data, Header: nats.Header{}}
+	hdr := nats.Header{}
 	if !st.LastTick.IsZero() {
-		m.Header.Set(lastTickHeader, st.LastTick.UTC().Format(time.RFC3339Nano))
+		hdr.Set(lastTickHeader, st.LastTick.UTC().Format(time.RFC3339Nano))
 	}
-	ack, err := h.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev))
-	if isConflict(err) {
+	newRev, err := h.bucket.Put(ctx, kv.Write{Key: name, Value: data, Header: hdr, Expected: rev})
+	if kv.IsConflict(err) {
 		return 0, nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	return ack.Sequence, nil
-}
-
-// isConflict reports a failed compare-and-swap; replicated streams report it
-// as 10164 rather than 10071.
-func isConflict(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+	return newRev, err
 }
 
 // update applies change to the job's state with compare-and-swap, retrying
@@ -151,7 +158,7 @@ func isConflict(err error) bool {
 // returns false to leave the state as it is (then the revision is 0). A
 // caller that knows the current state and revision passes them as a first
 // guess to save a read.
-func (h *history) update(ctx context.Context, name string, guess *jobState, rev uint64, change func(*jobState) bool) (jobState, uint64, error) {
+func (h *History) update(ctx context.Context, name string, guess *jobState, rev uint64, change func(*jobState) bool) (jobState, uint64, error) {
 	for range maxCASRetries {
 		var st jobState
 		if guess != nil {
@@ -177,52 +184,69 @@ func (h *history) update(ctx context.Context, name string, guess *jobState, rev 
 	return jobState{}, 0, fmt.Errorf("history of %q: too many concurrent updates", name)
 }
 
+// claimed is the outcome of a claim.
+type claimed struct {
+	ok bool // false: the tick or a later one was claimed already
+	// missed counts the ticks between the previous claim and this one that
+	// no replica ran (recorded as one missed entry).
+	missed int
+	// highest is the highest fencing token in the history before this run:
+	// a lease token at or below it means the lock stream went back in time
+	// (NATS lost writes it had acknowledged), which the caller reports.
+	highest uint64
+	// st and rev are the state written and its revision, for record.
+	st  jobState
+	rev uint64
+}
+
 // claim records tick as the job's last claimed tick and run as running,
-// unless that tick or a later one was claimed already (then claimed is
-// false). Ticks between the previous claim and this one, which no replica
-// ran, are recorded as one missed entry and counted; runs left "running" by
-// a replica that stopped are marked abandoned (the caller holds the job's
-// lock, so no other run of the job is in progress). It returns the state
-// written and its revision, for record.
-//
-// highest is the highest fencing token in the history before this run: a
-// lease token at or below it means the lock stream went back in time (NATS
-// lost writes it had acknowledged), which the caller reports.
-func (h *history) claim(ctx context.Context, sched job.Schedule, run Run) (claimed bool, missed int, highest uint64, st jobState, rev uint64, err error) {
-	st, rev, err = h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
+// unless that tick or a later one was claimed already. Ticks between the
+// previous claim and this one, which no replica ran, are recorded as one
+// missed entry; runs left "running" by a replica that stopped are marked
+// abandoned (the caller holds the job's lock, so no other run of the job is
+// in progress).
+func (h *History) claim(ctx context.Context, sched job.Schedule, run Run) (claimed, error) {
+	var c claimed
+	st, rev, err := h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
 		if !st.LastTick.IsZero() && !run.Tick.After(st.LastTick) {
 			return false
 		}
-		highest = 0
+		c.highest = 0
 		for _, r := range st.Runs {
-			highest = max(highest, r.Token)
+			c.highest = max(c.highest, r.Token)
 		}
-		missed = 0
+		c.missed = 0
 		if !st.LastTick.IsZero() {
 			var first, last time.Time
-			missed, first, last = between(sched, st.LastTick, run.Tick)
-			if missed > 0 {
+			c.missed, first, last = between(sched, st.LastTick, run.Tick)
+			if c.missed > 0 {
 				st.Runs = append(st.Runs, Run{Job: run.Job, Tick: first, Status: StatusMissed,
-					Error: fmt.Sprintf("%d tick(s) from %s to %s ran on no replica", missed, first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))})
+					Error: fmt.Sprintf("%d tick(s) from %s to %s ran on no replica", c.missed, first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))})
 			}
 		}
-		for i := range st.Runs {
-			if st.Runs[i].Status == StatusRunning {
-				st.Runs[i].Status = StatusAbandoned
-				st.Runs[i].Error = "the replica running it stopped without recording a result"
-			}
-		}
+		markAbandoned(st.Runs)
 		st.LastTick = run.Tick
 		st.Runs = append(st.Runs, run)
 		return true
 	})
-	return rev != 0, missed, highest, st, rev, err
+	c.ok, c.st, c.rev = rev != 0, st, rev
+	return c, err
+}
+
+// markAbandoned marks runs still "running" as abandoned.
+func markAbandoned(runs []Run) {
+	for i := range runs {
+		if runs[i].Status == StatusRunning {
+			runs[i].Status = StatusAbandoned
+			runs[i].Error = "the replica running it stopped without recording a result"
+		}
+	}
 }
 
 // record inserts or replaces run (matched by tick and token) in the history.
 // guess and rev, if known (from claim), save a read when nothing else wrote
 // since.
-func (h *history) record(ctx context.Context, run Run, guess *jobState, rev uint64) error {
+func (h *History) record(ctx context.Context, run Run, guess *jobState, rev uint64) error {
 	_, _, err := h.update(ctx, run.Job, guess, rev, func(st *jobState) bool {
 		i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.Tick.Equal(run.Tick) && r.Token == run.Token })
 		if i >= 0 {

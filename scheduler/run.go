@@ -87,78 +87,106 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, catchUp bool) {
 	name := e.job.Name
 	log := s.log.With().Str("job", name).Time("tick", tick).Logger()
 	if !s.beginRun() {
-		s.m.skipped.WithLabelValues(name, skipShutdown).Inc()
+		s.skip(name, skipShutdown, nil, log)
 		return
 	}
 	defer s.runs.Done()
 
-	if s.claims.covers(name, tick) {
-		s.m.skipped.WithLabelValues(name, skipAlreadyRun).Inc()
+	lease, reason, err := s.lockTick(name, tick)
+	if lease == nil {
+		s.skip(name, reason, err, log)
 		return
 	}
-	// Wait for the lock only until another replica claims the tick.
-	actx, claimedElsewhere := context.WithCancel(s.ctx)
-	stopWatching := s.claims.onClaim(name, tick, claimedElsewhere)
-	started := time.Now()
-	lease, err := s.locker.Acquire(actx, name, lock.WithTimeout(s.opts.AcquireTimeout))
-	stopWatching()
-	claimedElsewhere()
-	switch {
-	case err != nil && actx.Err() != nil && s.ctx.Err() == nil:
-		s.m.acquire.WithLabelValues("not_acquired").Observe(time.Since(started).Seconds())
-		s.m.skipped.WithLabelValues(name, skipAlreadyRun).Inc()
-		log.Debug().Msg("tick skipped: claimed by another replica while waiting for the lock")
-		return
-	case errors.Is(err, lock.ErrNotAcquired):
-		s.m.acquire.WithLabelValues("not_acquired").Observe(time.Since(started).Seconds())
-		s.m.skipped.WithLabelValues(name, skipLocked).Inc()
-		log.Debug().Err(err).Msg("tick skipped: another replica holds the lock")
-		return
-	case err != nil:
-		s.m.acquire.WithLabelValues("error").Observe(time.Since(started).Seconds())
-		reason := skipError
-		if s.ctx.Err() != nil {
-			reason = skipShutdown
-		}
-		s.m.skipped.WithLabelValues(name, reason).Inc()
-		if reason == skipError {
-			log.Warn().Err(err).Msg("tick skipped: cannot acquire the lock")
-		}
-		return
-	}
-	s.m.acquire.WithLabelValues("acquired").Observe(time.Since(started).Seconds())
-	defer lease.Close() // after the run has returned and its result is recorded
+	defer release(lease) // after the run has returned and its result is recorded
 
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
 	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.clock.Now(), Status: StatusRunning}
-	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
-	claimed, missed, highest, st, rev, err := s.history.claim(ctx, e.sched, run)
-	cancel()
+	c, err := s.claimTick(e, run)
 	switch {
 	case err != nil:
-		s.m.skipped.WithLabelValues(name, skipError).Inc()
-		log.Warn().Err(err).Msg("tick skipped: cannot claim it in the history")
+		s.skip(name, skipError, fmt.Errorf("cannot claim the tick in the history: %w", err), log)
 		return
-	case !claimed:
-		s.m.skipped.WithLabelValues(name, skipAlreadyRun).Inc()
-		log.Debug().Msg("tick skipped: already run")
+	case !c.ok:
+		s.skip(name, skipAlreadyRun, nil, log)
 		return
 	}
-	if claimed && lease.Token() <= highest {
+	s.reportClaim(name, lease.Token(), c, log)
+	if catchUp {
+		log = log.With().Bool("catch_up", true).Logger()
+	}
+	s.execute(s.hard, e, &run, lease, &c, log)
+}
+
+// lockTick takes the job's lock for tick, waiting only until another
+// replica claims the tick. Without a lease it returns the reason to skip.
+func (s *Scheduler) lockTick(name string, tick time.Time) (Lease, string, error) {
+	if s.claims.covers(name, tick) {
+		return nil, skipAlreadyRun, nil
+	}
+	actx, claimedElsewhere := context.WithCancel(s.ctx)
+	stopWatching := s.claims.onClaim(name, tick, claimedElsewhere)
+	started := time.Now()
+	lease, err := s.acquire(actx, name, s.opts.AcquireTimeout)
+	stopWatching()
+	claimedElsewhere()
+	result, reason := "acquired", ""
+	switch {
+	case err == nil:
+	case actx.Err() != nil && s.ctx.Err() == nil:
+		result, reason = "not_acquired", skipAlreadyRun // claimed by another replica while waiting
+	case errors.Is(err, lock.ErrNotAcquired):
+		result, reason = "not_acquired", skipLocked
+	case s.ctx.Err() != nil:
+		result, reason = "error", skipShutdown
+	default:
+		result, reason = "error", skipError
+	}
+	s.m.acquire.WithLabelValues(result).Observe(time.Since(started).Seconds())
+	return lease, reason, err
+}
+
+// skip counts and logs a tick this replica does not run.
+func (s *Scheduler) skip(name, reason string, err error, log zerolog.Logger) {
+	s.m.skipped.WithLabelValues(name, reason).Inc()
+	switch reason {
+	case skipAlreadyRun:
+		log.Debug().Msg("tick skipped: already claimed by another replica")
+	case skipLocked:
+		log.Debug().Err(err).Msg("tick skipped: another replica holds the lock")
+	case skipError:
+		log.Warn().Err(err).Msg("tick skipped: NATS failed")
+	}
+}
+
+// claimTick claims the run's tick in the shared history, bounded in time.
+func (s *Scheduler) claimTick(e *entry, run Run) (claimed, error) {
+	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
+	defer cancel()
+	return s.history.claim(ctx, e.sched, run)
+}
+
+// reportClaim logs and counts what a claim found: missed ticks, and a
+// fencing token that went backwards.
+func (s *Scheduler) reportClaim(name string, token uint64, c claimed, log zerolog.Logger) {
+	if token <= c.highest {
 		// Tokens grow with the lock stream's sequence; a lower one means
 		// NATS lost acknowledged writes (e.g. servers killed without
 		// sync_interval: always). Fencing at the resource still holds; say
 		// it loudly.
-		log.Error().Uint64("highest_token", highest).Msg("fencing token went backwards: the NATS lock stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
+		log.Error().Uint64("highest_token", c.highest).Msg("fencing token went backwards: the NATS lock stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
 	}
-	if missed > 0 {
-		s.m.missed.WithLabelValues(name).Add(float64(missed))
-		log.Warn().Int("missed", missed).Msg("ticks ran on no replica")
+	if c.missed > 0 {
+		s.m.missed.WithLabelValues(name).Add(float64(c.missed))
+		log.Warn().Int("missed", c.missed).Msg("ticks ran on no replica")
 	}
-	if catchUp {
-		log = log.With().Bool("catch_up", true).Logger()
-	}
-	s.execute(s.hard, e, &run, lease, &st, rev, log)
+}
+
+// release frees a lease with a bounded wait; the server's TTL frees it if
+// this fails.
+func release(lease Lease) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = lease.Release(ctx)
 }
 
 // beginRun counts a run in, unless the scheduler is stopping.
@@ -174,77 +202,90 @@ func (s *Scheduler) beginRun() bool {
 
 // execute runs the job's attempts under lease and records the result in
 // run and in the shared history. parent is cancelled when the run must stop
-// regardless of the lease (shutdown after the grace, a Trigger's caller).
-// st and rev are the job's shared state as last written by this run's
-// claim (nil, 0 if unknown), to record the result without a read.
-func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *lock.Lease, st *jobState, rev uint64, log zerolog.Logger) {
+// regardless of the lease (shutdown after the grace, a Trigger's caller);
+// the lease's loss cancels it too. c is this run's claim (nil if none), to
+// record the result without a read.
+func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease Lease, c *claimed, log zerolog.Logger) {
+	defer s.track(e, run)()
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	stop := context.AfterFunc(lease.Context(), func() {
+		if errors.Is(context.Cause(lease.Context()), lock.ErrLeaseLost) {
+			cancel(lock.ErrLeaseLost)
+		}
+	})
+	defer stop()
+
+	log.Info().Msg("run started")
+	err := s.attempts(ctx, e, run, lease)
+	run.End = s.clock.Now()
+	run.Status = runStatus(err, context.Cause(ctx), parent.Err() != nil)
+	if err != nil {
+		run.Error = err.Error()
+	}
+	s.finish(*run, c, log)
+}
+
+// track counts a run in on its entry and in the running gauge; the
+// returned function counts it out and keeps it as the entry's last run.
+func (s *Scheduler) track(e *entry, run *Run) func() {
 	name := e.job.Name
 	e.mu.Lock()
 	e.running++
 	e.mu.Unlock()
 	s.m.running.WithLabelValues(name).Inc()
-	defer func() {
+	return func() {
 		s.m.running.WithLabelValues(name).Dec()
 		e.mu.Lock()
+		defer e.mu.Unlock()
 		e.running--
 		r := *run
 		e.last = &r
-		e.mu.Unlock()
-	}()
+	}
+}
 
-	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
-	lost := make(chan struct{})
-	go func() { // the lease's loss cancels the run
-		select {
-		case <-lease.Done():
-			if lease.Err() != nil {
-				cancel(lock.ErrLeaseLost)
-			}
-		case <-ctx.Done():
-		}
-		close(lost)
-	}()
-	defer func() { cancel(nil); <-lost }()
-
-	log.Info().Msg("run started")
-	err := s.attempts(ctx, e, run, lease)
-	run.End = s.clock.Now()
-	cause := context.Cause(ctx)
+// runStatus maps how a run ended to its status: its error, the cause of
+// its context's cancellation, and whether the caller stopped it (shutdown
+// after the grace, a Trigger's caller).
+func runStatus(err, cause error, stopped bool) string {
 	switch {
 	case err == nil:
-		run.Status = StatusSucceeded
+		return StatusSucceeded
 	case errors.Is(cause, lock.ErrLeaseLost):
-		run.Status = StatusLost
-		s.m.lost.WithLabelValues(name).Inc()
-	case parent.Err() != nil:
-		run.Status = StatusCancelled
+		return StatusLost
+	case stopped:
+		return StatusCancelled
 	case errors.Is(err, errTimeout):
-		run.Status = StatusTimeout
-	default:
-		run.Status = StatusFailed
+		return StatusTimeout
 	}
-	if err != nil {
-		run.Error = err.Error()
-	}
+	return StatusFailed
+}
 
-	// Record the result even if the lease is gone: it is this run's entry.
+// finish records a finished run in the shared history, the metrics and
+// the log. The result is recorded even if the lease is gone: it is this
+// run's entry.
+func (s *Scheduler) finish(run Run, c *claimed, log zerolog.Logger) {
+	name := run.Job
+	var guess *jobState
+	var rev uint64
+	if c != nil {
+		guess, rev = &c.st, c.rev
+	}
 	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
-	if herr := s.history.record(rctx, *run, st, rev); herr != nil {
+	if herr := s.history.record(rctx, run, guess, rev); herr != nil {
 		log.Warn().Err(herr).Msg("cannot record the run in the history")
 	}
 	rcancel()
 
 	s.m.runs.WithLabelValues(name, run.Status).Inc()
 	s.m.duration.WithLabelValues(name).Observe(run.Duration().Seconds())
-	ev := log.Info()
+	ev := log.Warn()
 	switch run.Status {
 	case StatusSucceeded:
 		s.m.lastSuccess.WithLabelValues(name).Set(float64(run.End.Unix()))
+		ev = log.Info()
 	case StatusLost:
 		ev = log.Error()
-	default:
-		ev = log.Warn()
 	}
 	ev = ev.Str("status", run.Status).Dur("duration", run.Duration()).Int("attempts", run.Attempts)
 	if run.Error != "" {
@@ -255,13 +296,13 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *l
 
 // attempts calls Run up to 1+Retries times, with RetryBackoff between
 // attempts, while ctx (lease, shutdown) allows.
-func (s *Scheduler) attempts(ctx context.Context, e *entry, run *Run, lease *lock.Lease) error {
+func (s *Scheduler) attempts(ctx context.Context, e *entry, run *Run, lease Lease) error {
 	j := e.job
 	var err error
 	for attempt := 1; attempt <= 1+j.Retries; attempt++ {
 		run.Attempts = attempt
 		info := job.RunInfo{Job: j.Name, Tick: run.Tick, Attempt: attempt, Owner: lease.Owner(), Token: lease.Token()}
-		err = s.attempt(job.NewContext(ctx, info), j)
+		err = s.attempt(job.WithLeaseDeadline(job.NewContext(ctx, info), lease.Deadline), j)
 		if err == nil || ctx.Err() != nil {
 			if ctx.Err() != nil && err == nil {
 				err = context.Cause(ctx)
@@ -316,11 +357,11 @@ func (s *Scheduler) Trigger(ctx context.Context, name string) error {
 		return fmt.Errorf("scheduler: Trigger %q: %w", name, errShutdown)
 	}
 	defer s.runs.Done()
-	lease, err := s.locker.Acquire(ctx, name, lock.WithTimeout(s.opts.AcquireTimeout))
+	lease, err := s.acquire(ctx, name, s.opts.AcquireTimeout)
 	if err != nil {
 		return fmt.Errorf("scheduler: Trigger %q: %w", name, err)
 	}
-	defer lease.Close()
+	defer release(lease)
 	now := s.clock.Now()
 	run := Run{Job: name, Tick: now, Manual: true, Owner: lease.Owner(), Token: lease.Token(), Start: now, Status: StatusRunning}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -334,7 +375,7 @@ func (s *Scheduler) Trigger(ctx context.Context, name string) error {
 	unhook := context.AfterFunc(s.hard, stop)
 	defer unhook()
 	log := s.log.With().Str("job", name).Time("tick", now).Bool("manual", true).Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
-	s.execute(parent, e, &run, lease, nil, 0, log)
+	s.execute(parent, e, &run, lease, nil, log)
 	if run.Status != StatusSucceeded {
 		return fmt.Errorf("scheduler: Trigger %q: %s: %s", name, run.Status, run.Error)
 	}

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/job"
-	"github.com/cronlock/cronlock/lock"
 )
 
 // Defaults.
@@ -40,9 +40,13 @@ type Options struct {
 	// HistorySize is the number of runs kept per job. Default 20.
 	HistorySize int
 	// HistoryBucket is the KV bucket with the shared per-job state (last
-	// claimed tick and history). Default "cronlock_history"; created with
-	// the lock bucket's replicas when missing.
+	// claimed tick and history). Default "cronlock_history"; created when
+	// missing, with HistoryReplicas replicas.
 	HistoryBucket string
+	// HistoryReplicas is the history bucket's replication factor when New
+	// creates it: as the lock bucket's (1, or 3 in a 3-node cluster).
+	// Default 1.
+	HistoryReplicas int
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -77,14 +81,13 @@ func (o Options) withDefaults() (Options, error) {
 // the one that takes the job's lock and claims the tick in the shared
 // history first. Several replicas run the same jobs against the same NATS.
 type Scheduler struct {
-	locker  *lock.Locker
+	acquire acquireFunc
 	opts    Options
 	clock   clockwork.Clock
 	log     zerolog.Logger
-	history *history
+	history *History
 	claims  *claims
 	m       *metrics
-	owner   string
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
 	// cancels the runs still going.
@@ -111,13 +114,19 @@ type entry struct {
 	running int
 }
 
-// New returns a Scheduler taking its locks from locker. It opens (creating
-// when missing) the history bucket on the locker's JetStream connection.
-func New(locker *lock.Locker, opts Options) (*Scheduler, error) {
-	if locker == nil {
-		return nil, errors.New("scheduler: New: nil locker")
+// New returns a Scheduler taking its locks from locker (a *lock.Locker,
+// or any Locker) and keeping the shared history in a bucket of js, which it
+// opens (creating it when missing) within ctx. It registers its metrics on
+// Options.Registerer last, so a failed New leaves the registry untouched.
+func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L], opts Options) (*Scheduler, error) {
+	if locker == nil || js == nil {
+		return nil, errors.New("scheduler: New: nil locker or JetStream")
 	}
 	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	h, err := OpenHistory(ctx, js, HistoryOptions{Bucket: o.HistoryBucket, Replicas: o.HistoryReplicas, Size: o.HistorySize})
 	if err != nil {
 		return nil, err
 	}
@@ -125,16 +134,9 @@ func New(locker *lock.Locker, opts Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: register metrics: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	lo := locker.Options()
-	h, err := openHistory(ctx, locker.JetStream(), o.HistoryBucket, lo.Replicas, o.HistorySize)
-	if err != nil {
-		return nil, err
-	}
 	hard, hardCancel := context.WithCancel(context.Background())
 	return &Scheduler{
-		locker: locker, opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(), m: m, owner: lo.OwnerID,
+		acquire: erase(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(), m: m,
 		hard: hard, hardCancel: hardCancel,
 		jobs: map[string]*entry{},
 	}, nil
@@ -288,15 +290,7 @@ func (s *Scheduler) Jobs() []Status {
 // History returns the job's recent runs, newest first, as recorded by every
 // replica in the shared history bucket.
 func (s *Scheduler) History(ctx context.Context, name string) ([]Run, error) {
-	if err := job.ValidateName(name); err != nil {
-		return nil, err
-	}
-	st, _, err := s.history.get(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("scheduler: history of %q: %w", name, err)
-	}
-	slices.Reverse(st.Runs)
-	return st.Runs, nil
+	return s.history.Runs(ctx, name)
 }
 
 func (s *Scheduler) lookup(name string) (*entry, bool) {

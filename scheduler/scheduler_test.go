@@ -318,7 +318,7 @@ func TestAddValidates(t *testing.T) {
 	if err := r.s.Remove("a"); err == nil {
 		t.Error("Remove of a missing job")
 	}
-	if _, err := scheduler.New(r.locker, scheduler.Options{AcquireTimeout: -1}); err == nil {
+	if _, err := scheduler.New(context.Background(), r.js, r.locker, scheduler.Options{AcquireTimeout: -1}); err == nil {
 		t.Error("negative AcquireTimeout accepted")
 	}
 }
@@ -333,7 +333,7 @@ func TestShutdownCancelsAfterGraceAndLeaksNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	s, err := scheduler.New(l, scheduler.Options{ShutdownGrace: 300 * time.Millisecond})
+	s, err := scheduler.New(context.Background(), js, l, scheduler.Options{ShutdownGrace: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 	}
 	defer locker.Close()
 	reg := prometheus.NewRegistry()
-	sched, err := scheduler.New(locker, scheduler.Options{Registerer: reg, Logger: logger})
+	sched, err := scheduler.New(ctx, js, locker, scheduler.Options{Registerer: reg, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

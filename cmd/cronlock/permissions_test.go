@@ -42,7 +42,7 @@ func TestLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scheduler.New(l, scheduler.Options{}); err != nil {
+	if _, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()

@@ -102,7 +102,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	// At each tick the scheduler tries the job's lock for up to 500 ms (a
 	// replica that does not get it skips the tick), renews it while the job
 	// runs, releases it after; it registers the cronlock_* metrics in reg.
-	sched, err := scheduler.New(locker, scheduler.Options{Logger: log, Registerer: reg, ShutdownGrace: *grace})
+	sched, err := scheduler.New(ctx, js, locker, scheduler.Options{Logger: log, Registerer: reg, ShutdownGrace: *grace})
 	if err != nil {
 		return err
 	}

@@ -61,13 +61,13 @@ type JobHistory struct {
 // History returns up to n recent runs (all kept ones if n <= 0) of every job
 // of the configuration, in file order, from the shared history bucket.
 func (c *Client) History(ctx context.Context, n int) ([]JobHistory, error) {
-	s, err := scheduler.New(c.locker, SchedulerOptions(c.cfg, c.log, nil))
+	h, err := c.history(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]JobHistory, 0, len(c.cfg.Jobs))
 	for _, cj := range c.cfg.Jobs {
-		runs, err := s.History(ctx, cj.Name)
+		runs, err := h.Runs(ctx, cj.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -77,6 +77,13 @@ func (c *Client) History(ctx context.Context, n int) ([]JobHistory, error) {
 		out = append(out, JobHistory{Job: cj, Runs: runs})
 	}
 	return out, nil
+}
+
+// history opens the shared run history (creating its bucket when missing).
+func (c *Client) history(ctx context.Context) (*scheduler.History, error) {
+	return scheduler.OpenHistory(ctx, c.conn.JS, scheduler.HistoryOptions{
+		Bucket: c.cfg.History.Bucket, Replicas: c.cfg.Lock.Replicas, Size: c.cfg.History.Size,
+	})
 }
 
 // ErrNoJob is returned for a job name the configuration does not define.
@@ -101,7 +108,7 @@ func (c *Client) Trigger(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	s, err := scheduler.New(c.locker, SchedulerOptions(c.cfg, c.log, nil))
+	s, err := scheduler.New(ctx, c.conn.JS, c.locker, SchedulerOptions(c.cfg, c.log, nil))
 	if err != nil {
 		return err
 	}

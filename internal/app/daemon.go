@@ -116,22 +116,8 @@ func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daem
 func (d *Daemon) openBuckets(ctx context.Context) error {
 	wait := 500 * time.Millisecond
 	for {
-		actx, cancel := context.WithTimeout(ctx, startupAttempt)
-		locker, err := lock.New(actx, d.conn.JS, LockOptions(d.cfg, d.log))
-		cancel()
-		if err == nil {
-			d.locker = locker
-			if err = d.registerMetrics(); err != nil {
-				return err
-			}
-			if d.sched, err = scheduler.New(d.locker, SchedulerOptions(d.cfg, d.log, d.reg)); err == nil {
-				return nil
-			}
-			d.locker.Close()
-			d.locker = nil
-			d.reg = prometheus.NewRegistry()
-		}
-		if !transient(err) || ctx.Err() != nil {
+		err := d.openScheduler(ctx)
+		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}
 		d.log.Warn().Err(err).Dur("retry_in", wait).Msg("NATS JetStream not answering yet; retrying")
@@ -142,6 +128,26 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 		}
 		wait = min(wait*2, 10*time.Second)
 	}
+}
+
+// openScheduler makes one attempt, bounded by startupAttempt, at opening
+// the lock bucket (the Locker) and the scheduler with its history bucket.
+// A failed attempt leaves neither behind, nor any scheduler metric in the
+// registry.
+func (d *Daemon) openScheduler(ctx context.Context) error {
+	actx, cancel := context.WithTimeout(ctx, startupAttempt)
+	defer cancel()
+	locker, err := lock.New(actx, d.conn.JS, LockOptions(d.cfg, d.log))
+	if err != nil {
+		return err
+	}
+	sched, err := scheduler.New(actx, d.conn.JS, locker, SchedulerOptions(d.cfg, d.log, d.reg))
+	if err != nil {
+		locker.Close()
+		return err
+	}
+	d.locker, d.sched = locker, sched
+	return nil
 }
 
 // transient reports errors that a later attempt may not meet: no answer, no
@@ -166,6 +172,9 @@ func (d *Daemon) start(ctx context.Context) error {
 	log.Info().Str("version", Version()).Str("config", cfg.Path).Int("jobs", len(cfg.Jobs)).Msg("starting cronlock")
 
 	if d.conn, err = dialDaemon(cfg.NATS, log); err != nil {
+		return err
+	}
+	if err := d.registerMetrics(); err != nil {
 		return err
 	}
 	if err := d.openBuckets(ctx); err != nil {
@@ -209,12 +218,13 @@ func SchedulerOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Reg
 		grace = time.Nanosecond
 	}
 	return scheduler.Options{
-		Logger:         log,
-		AcquireTimeout: cfg.Lock.AcquireTimeout.Duration(),
-		ShutdownGrace:  grace,
-		Registerer:     reg,
-		HistorySize:    cfg.History.Size,
-		HistoryBucket:  cfg.History.Bucket,
+		Logger:          log,
+		AcquireTimeout:  cfg.Lock.AcquireTimeout.Duration(),
+		ShutdownGrace:   grace,
+		Registerer:      reg,
+		HistorySize:     cfg.History.Size,
+		HistoryBucket:   cfg.History.Bucket,
+		HistoryReplicas: cfg.Lock.Replicas,
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package follow keeps up with the last message of every subject of a
-// JetStream stream, headers only. The lock and the scheduler use it to learn
-// about KV writes (lock revisions, claimed ticks) without a request per key.
+// JetStream stream, headers only, through an ordered consumer that
+// survives reconnects. Package kv builds its bucket watch on it; follow
+// knows nothing of buckets, keys, locks or jobs.
 package follow
 
 import (
@@ -13,9 +14,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Handler receives the subject, stream sequence and headers of a message.
-// Calls are sequential, in stream order.
-type Handler func(subject string, seq uint64, h nats.Header)
+// Handler receives the subject, stream sequence, server timestamp and
+// headers of a message. Calls are sequential, in stream order.
+type Handler func(subject string, seq uint64, stored time.Time, h nats.Header)
 
 // Follower is a running follow; Stop ends it.
 type Follower struct {
@@ -52,7 +53,7 @@ func Start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter s
 		if err != nil {
 			return
 		}
-		fn(m.Subject(), md.Sequence.Stream, m.Headers())
+		fn(m.Subject(), md.Sequence.Stream, md.Timestamp, m.Headers())
 		if md.NumPending == 0 {
 			done()
 		}

@@ -44,7 +44,7 @@ func TestFollow(t *testing.T) {
 
 	// An empty stream: nothing to wait for.
 	start := time.Now()
-	empty, err := follow.Start(ctx, stream, nc, "$KV.b.>", func(string, uint64, nats.Header) {})
+	empty, err := follow.Start(ctx, stream, nc, "$KV.b.>", func(string, uint64, time.Time, nats.Header) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestFollow(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]uint64{}
 	got := make(chan struct{}, 10)
-	f, err := follow.Start(ctx, stream, nc, "$KV.b.>", func(subject string, seq uint64, _ nats.Header) {
+	f, err := follow.Start(ctx, stream, nc, "$KV.b.>", func(subject string, seq uint64, _ time.Time, _ nats.Header) {
 		mu.Lock()
 		seen[subject] = seq
 		mu.Unlock()

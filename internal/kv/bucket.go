@@ -1,0 +1,120 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrNoMsgTTL is returned by Open for a bucket that needs per-message TTLs
+// when the server (older than 2.11) or the existing bucket cannot expire
+// individual messages.
+var ErrNoMsgTTL = errors.New("bucket cannot expire individual keys (per-message TTL)")
+
+// Config describes a bucket for Open. The zero value of every field but
+// Name selects its default.
+type Config struct {
+	// Name is the bucket's name.
+	Name        string
+	Description string
+	// Replicas is the replication factor when Open creates the bucket.
+	// Default 1.
+	Replicas int
+	// MarkerTTL, when positive, makes a bucket whose keys expire one by
+	// one: the stream allows per-message TTLs, the server places a marker
+	// living MarkerTTL when a key's TTL runs out, and the bucket keeps one
+	// message per key. Open checks an existing bucket for all three.
+	MarkerTTL time.Duration
+}
+
+// Bucket is an open KV bucket. It is safe for concurrent use.
+type Bucket struct {
+	js     jetstream.JetStream
+	nc     *nats.Conn
+	kv     jetstream.KeyValue
+	stream jetstream.Stream
+	name   string
+	prefix string // "$KV.<bucket>."
+}
+
+// Open opens the bucket cfg.Name, creating it (history 1, file storage)
+// when it is missing, and checks that an existing one fits cfg. Errors name
+// the bucket and the setting at fault.
+func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bucket, error) {
+	kv, err := js.KeyValue(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:         cfg.Name,
+			Description:    cfg.Description,
+			History:        1,
+			Replicas:       max(cfg.Replicas, 1),
+			Storage:        jetstream.FileStorage,
+			LimitMarkerTTL: cfg.MarkerTTL,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
+			kv, err = js.KeyValue(ctx, cfg.Name)
+		}
+	}
+	switch {
+	case errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported):
+		return nil, fmt.Errorf("create bucket %q: %w", cfg.Name, ErrNoMsgTTL)
+	case err != nil:
+		return nil, fmt.Errorf("open bucket %q: %w", cfg.Name, err)
+	}
+	stream, err := js.Stream(ctx, "KV_"+cfg.Name)
+	if err != nil {
+		return nil, fmt.Errorf("open bucket %q: %w", cfg.Name, err)
+	}
+	b := &Bucket{js: js, nc: js.Conn(), kv: kv, stream: stream, name: cfg.Name, prefix: "$KV." + cfg.Name + "."}
+	if cfg.MarkerTTL > 0 {
+		if err := b.checkTTL(); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func (b *Bucket) checkTTL() error {
+	cfg := b.stream.CachedInfo().Config
+	switch {
+	case !cfg.AllowMsgTTL:
+		return fmt.Errorf("bucket %q does not allow per-key TTLs (it was created without LimitMarkerTTL, or the server is older than 2.11): recreate it with `nats kv add %s --history 1 --marker-ttl 1h`: %w", b.name, b.name, ErrNoMsgTTL)
+	case cfg.SubjectDeleteMarkerTTL <= 0:
+		return fmt.Errorf("bucket %q has no LimitMarkerTTL: expiries would not be announced to watchers; recreate it with --marker-ttl", b.name)
+	case cfg.MaxMsgsPerSubject != 1:
+		return fmt.Errorf("bucket %q keeps history %d: it needs history 1 (with more, the server raises key TTLs to the marker TTL)", b.name, cfg.MaxMsgsPerSubject)
+	}
+	return nil
+}
+
+// Name is the bucket's name.
+func (b *Bucket) Name() string { return b.name }
+
+// Subject is the stream subject of key.
+func (b *Bucket) Subject(key string) string { return b.prefix + key }
+
+// Key is the key of a subject of this bucket.
+func (b *Bucket) Key(subject string) string { return strings.TrimPrefix(subject, b.prefix) }
+
+// Connected reports whether the bucket's connection is up now.
+func (b *Bucket) Connected() bool { return b.nc.IsConnected() }
+
+// Keys returns the bucket's keys that hold a value, sorted.
+func (b *Bucket) Keys(ctx context.Context) ([]string, error) {
+	lister, err := b.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for k := range lister.Keys() {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out, nil
+}
