@@ -35,9 +35,51 @@ type Job struct {
 	// RetryBackoff is the pause before each retry.
 	RetryBackoff time.Duration
 	// StartingDeadline is the catch-up window: a tick that no replica ran
-	// (all were down) is still run if it is at most this old; 0 means no
-	// catch-up.
+	// (all were down, or none could reach NATS) is still run, once, if it
+	// is at most this old; 0 means no catch-up.
 	StartingDeadline time.Duration
+	// OnInterrupt says what happens to a tick whose run was interrupted: by
+	// a shutdown (after the scheduler's grace) or by the loss of its lease.
+	// A failure or a timeout of the job itself is not an interruption.
+	OnInterrupt Interrupt
+	// Jitter, when positive, delays each tick's run by a duration in
+	// [0, Jitter) derived from the job's name and the tick (TickJitter): the
+	// same on every replica, different across jobs, so a fleet of jobs on
+	// one schedule does not start at the same instant.
+	Jitter time.Duration
+	// Suspended jobs start no run at their ticks, whatever the shared
+	// suspension state says; Trigger still runs them.
+	Suspended bool
+}
+
+// Interrupt is a job's policy for interrupted runs (Job.OnInterrupt).
+type Interrupt int
+
+const (
+	// InterruptSkip records an interrupted run and leaves its tick: the
+	// next run is at the next tick.
+	InterruptSkip Interrupt = iota
+	// InterruptRerun records an interrupted run as interrupted and runs
+	// the same tick again on whichever replica takes the lock next (the
+	// same one after a restart, or another), with the attempt count going
+	// on. A rerun happens only until the job's next tick is due, and at
+	// most MaxInterruptions times per tick: after that the tick is recorded
+	// failed.
+	InterruptRerun
+)
+
+// MaxInterruptions bounds how often one tick of an InterruptRerun job is
+// run again after an interruption.
+const MaxInterruptions = 3
+
+func (i Interrupt) String() string {
+	switch i {
+	case InterruptSkip:
+		return "skip"
+	case InterruptRerun:
+		return "rerun"
+	}
+	return fmt.Sprintf("Interrupt(%d)", int(i))
 }
 
 // ParsedSchedule parses the job's schedule in its location:
@@ -78,6 +120,12 @@ func (j Job) Validate() error {
 	}
 	if j.Retries < 0 {
 		add("retries: must not be negative, got %d", j.Retries)
+	}
+	if j.Jitter < 0 {
+		add("jitter: must not be negative, got %v", j.Jitter)
+	}
+	if j.OnInterrupt != InterruptSkip && j.OnInterrupt != InterruptRerun {
+		add("onInterrupt: unknown policy %v", j.OnInterrupt)
 	}
 	return errors.Join(errs...)
 }

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,16 +12,30 @@ import (
 	"github.com/cronlock/cronlock/internal/follow"
 )
 
-// claims follows the last claimed tick of every job, from the headers of
-// the history bucket's writes, so a replica skips a tick another replica has
-// claimed without touching the lock, and stops waiting for the lock as soon
-// as the tick it waits for is claimed. It is an optimisation: the claim's
-// compare-and-swap under the lock still decides.
+// claims follows the shared state of every job from the headers of the
+// history bucket's writes: the last claimed tick, a suspension, a pending
+// rerun and the times of the last success and failure. A replica then
+// skips a tick another replica has claimed without touching the lock, stops
+// waiting for the lock as soon as the tick it waits for is claimed, stops
+// starting a suspended job within a watch delivery, and hears of a rerun at
+// once. It is an optimisation and a messenger: the claim's compare-and-swap
+// under the lock still decides.
 type claims struct {
 	mu    sync.Mutex
-	last  map[string]time.Time
+	views map[string]view
 	waits map[string][]claimWait
 	f     *follow.Follower
+	// changed is called (outside the lock) with each job's new view.
+	changed func(name string, v view)
+}
+
+// view is what the watch tells of a job's state.
+type view struct {
+	lastTick    time.Time
+	suspended   bool
+	rerun       time.Time // zero: none pending
+	lastSuccess time.Time
+	lastFailure time.Time
 }
 
 type claimWait struct {
@@ -29,22 +45,36 @@ type claimWait struct {
 }
 
 func newClaims() *claims {
-	return &claims{last: map[string]time.Time{}, waits: map[string][]claimWait{}}
+	return &claims{views: map[string]view{}, waits: map[string][]claimWait{}}
 }
 
 // watch starts following the bucket; stop with stop.
-func (c *claims) watch(ctx context.Context, h *History) error {
+func (c *claims) watch(ctx context.Context, h *History, changed func(string, view)) error {
+	c.changed = changed
 	f, err := h.bucket.Follow(ctx, func(key string, _ uint64, _ time.Time, hdr nats.Header) {
-		t, err := time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
-		if err == nil {
-			c.observe(key, t)
+		if strings.Contains(key, "/") {
+			return // an output, not a job's state
 		}
+		c.observe(key, parseView(hdr))
 	})
 	if err != nil {
 		return err
 	}
 	c.f = f
 	return nil
+}
+
+func parseView(hdr nats.Header) view {
+	v := view{suspended: hdr.Get(suspendedHeader) == "1"}
+	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
+	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(rerunHeader))
+	if sec, err := strconv.ParseInt(hdr.Get(lastSuccessHeader), 10, 64); err == nil {
+		v.lastSuccess = time.Unix(sec, 0)
+	}
+	if sec, err := strconv.ParseInt(hdr.Get(lastFailureHeader), 10, 64); err == nil {
+		v.lastFailure = time.Unix(sec, 0)
+	}
+	return v
 }
 
 // stop ends the watch.
@@ -54,29 +84,49 @@ func (c *claims) stop() {
 	}
 }
 
-func (c *claims) observe(name string, tick time.Time) {
+func (c *claims) observe(name string, v view) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !tick.After(c.last[name]) {
-		return
+	old := c.views[name]
+	if v.lastTick.Before(old.lastTick) {
+		v.lastTick = old.lastTick // an older write delivered late
 	}
-	c.last[name] = tick
+	c.views[name] = v
 	ws := c.waits[name][:0]
 	for _, w := range c.waits[name] {
-		if tick.Before(w.tick) {
+		if v.lastTick.Before(w.tick) {
 			ws = append(ws, w)
 		} else {
 			w.fire()
 		}
 	}
 	c.waits[name] = ws
+	changed := c.changed
+	c.mu.Unlock()
+	if changed != nil {
+		changed(name, v)
+	}
 }
 
 // covers reports whether tick is known to be claimed already.
 func (c *claims) covers(name string, tick time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !tick.After(c.last[name])
+	return !tick.After(c.views[name].lastTick)
+}
+
+// suspended reports whether the job is known to be suspended.
+func (c *claims) suspended(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.views[name].suspended
+}
+
+// rerun returns the tick of the job's pending rerun, if any.
+func (c *claims) rerun(name string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.views[name].rerun
+	return t, !t.IsZero()
 }
 
 // onClaim calls fire once when a tick at or after tick is claimed, unless
@@ -84,7 +134,7 @@ func (c *claims) covers(name string, tick time.Time) bool {
 func (c *claims) onClaim(name string, tick time.Time, fire func()) (cancel func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !tick.After(c.last[name]) {
+	if !tick.After(c.views[name].lastTick) {
 		fire()
 		return func() {}
 	}

@@ -18,7 +18,7 @@ import (
 func fakeReplica(t *testing.T, url string, clock *clockwork.FakeClock, j job.Job) (*replica, *recorder) {
 	t.Helper()
 	runs := newRecorder()
-	r := newReplica(t, url, lockOpts("fake"), scheduler.Options{Clock: clock})
+	r := newReplica(t, url, lockOpts("fake"), scheduler.Options{Clock: clock, LocalClock: true})
 	j.Run = func(ctx context.Context) error {
 		info, _ := job.FromContext(ctx)
 		runs.add(rec{tick: info.Tick, token: info.Token})

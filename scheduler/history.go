@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -14,51 +15,11 @@ import (
 	"github.com/cronlock/cronlock/job"
 )
 
-// Status of a run, as recorded in the shared history.
-const (
-	StatusRunning   = "running"
-	StatusSucceeded = "succeeded"
-	StatusFailed    = "failed"
-	StatusTimeout   = "timeout"
-	StatusLost      = "lost"      // the lease was lost during the run
-	StatusCancelled = "cancelled" // shutdown cancelled the run after ShutdownGrace
-	StatusMissed    = "missed"    // ticks no replica ran; see Run.Error for how many
-	StatusAbandoned = "abandoned" // the replica running it stopped without recording a result
-)
-
-// Run is one entry of a job's shared history.
-type Run struct {
-	Job      string    `json:"job"`
-	Tick     time.Time `json:"tick"`
-	Manual   bool      `json:"manual,omitempty"` // started by Trigger, not by the schedule
-	Owner    string    `json:"owner,omitempty"`
-	Token    uint64    `json:"token,omitempty"`
-	Attempts int       `json:"attempts,omitempty"`
-	Start    time.Time `json:"start,omitzero"`
-	End      time.Time `json:"end,omitzero"`
-	Status   string    `json:"status"`
-	Error    string    `json:"error,omitempty"`
-}
-
-// Duration is End − Start, or 0 for a run that has not ended.
-func (r Run) Duration() time.Duration {
-	if r.End.IsZero() || r.Start.IsZero() {
-		return 0
-	}
-	return r.End.Sub(r.Start)
-}
-
-// jobState is the shared, durable state of one job: the last tick claimed by
-// any replica, and its recent runs (oldest first). It is one key of the
-// history bucket, updated only with compare-and-swap.
-type jobState struct {
-	LastTick time.Time `json:"last_tick,omitzero"`
-	Runs     []Run     `json:"runs"`
-}
-
 // History is the run history shared by every replica: per job, the last
-// claimed tick and the recent runs, in a KV bucket. The scheduler writes
-// it; operator commands read it with OpenHistory, without a Scheduler.
+// claimed tick, the recent runs, a pending rerun and a suspension, in one
+// key of a KV bucket, and each run's output under a key of its own. The
+// scheduler writes it; operator commands open it with OpenHistory, without
+// a Scheduler.
 type History struct {
 	bucket *kv.Bucket
 	size   int
@@ -75,10 +36,17 @@ type HistoryOptions struct {
 	Size int
 }
 
-// lastTickHeader carries jobState.LastTick on every write, so replicas can
-// follow claims with a headers-only watch instead of fetching whole
-// histories.
-const lastTickHeader = "Cronlock-Last-Tick"
+// Headers on every write of a job's state, so replicas follow claims,
+// suspensions, reruns and results with a headers-only watch instead of
+// fetching whole histories.
+const (
+	lastTickHeader    = "Cronlock-Last-Tick"    // RFC 3339 (nanoseconds)
+	suspendedHeader   = "Cronlock-Suspended"    // "1" while suspended
+	rerunHeader       = "Cronlock-Rerun"        // the tick waiting for a rerun
+	lastSuccessHeader = "Cronlock-Last-Success" // Unix seconds
+	lastFailureHeader = "Cronlock-Last-Failure" // Unix seconds
+	runIDHeader       = "Cronlock-Run"          // on an output: the run's ID
+)
 
 // maxCASRetries bounds read-modify-write loops on one key. Only replicas
 // finishing, catching up or recording runs of the same job contend, so a
@@ -104,17 +72,67 @@ func OpenHistory(ctx context.Context, js jetstream.JetStream, opts HistoryOption
 	return &History{bucket: b, size: opts.Size}, nil
 }
 
-// Runs returns the job's recent runs, newest first.
+// Runs returns the job's recent runs, newest first, without their output
+// (see Output).
 func (h *History) Runs(ctx context.Context, name string) ([]Run, error) {
-	if err := job.ValidateName(name); err != nil {
+	st, err := h.State(ctx, name)
+	if err != nil {
 		return nil, err
+	}
+	return st.Runs, nil
+}
+
+// JobState is a job's shared state as operators see it.
+type JobState struct {
+	Runs        []Run // newest first, without output
+	Suspended   *Suspension
+	LastSuccess time.Time
+	LastFailure time.Time
+}
+
+// State returns the job's shared state.
+func (h *History) State(ctx context.Context, name string) (JobState, error) {
+	if err := job.ValidateName(name); err != nil {
+		return JobState{}, err
 	}
 	st, _, err := h.get(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("scheduler: history of %q: %w", name, err)
+		return JobState{}, fmt.Errorf("scheduler: history of %q: %w", name, err)
 	}
 	slices.Reverse(st.Runs)
-	return st.Runs, nil
+	return JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure}, nil
+}
+
+// Output returns the output tail kept for run, or "" when none is kept
+// (no output, or a newer run took its place).
+func (h *History) Output(ctx context.Context, run Run) (string, error) {
+	e, err := h.bucket.Last(ctx, h.outputKey(run))
+	if err != nil || e == nil || e.Free || e.Header.Get(runIDHeader) != strconv.FormatUint(run.ID, 10) {
+		return "", err
+	}
+	return string(e.Value), nil
+}
+
+// outputKey is where a run's output lives. '/' cannot occur in a job name,
+// so these keys never meet a job's state key; the ID modulo size+1 keeps at
+// most size+1 outputs per job, more than the runs kept.
+func (h *History) outputKey(run Run) string {
+	return fmt.Sprintf("%s/output/%d", run.Job, run.ID%uint64(h.size+1))
+}
+
+// putOutput stores a run's output under its own key.
+func (h *History) putOutput(ctx context.Context, run Run) error {
+	e, err := h.bucket.Last(ctx, h.outputKey(run))
+	if err != nil {
+		return err
+	}
+	var rev uint64
+	if e != nil {
+		rev = e.Revision
+	}
+	_, err = h.bucket.Put(ctx, kv.Write{Key: h.outputKey(run), Value: []byte(run.Output), Expected: rev,
+		Header: nats.Header{runIDHeader: []string{strconv.FormatUint(run.ID, 10)}}})
+	return err
 }
 
 func (h *History) get(ctx context.Context, name string) (jobState, uint64, error) {
@@ -138,19 +156,41 @@ func (h *History) put(ctx context.Context, name string, st *jobState, rev uint64
 	if over := len(st.Runs) - h.size; over > 0 {
 		st.Runs = st.Runs[over:]
 	}
-	data, err := json.Marshal(st)
+	stored := *st
+	stored.Runs = slices.Clone(st.Runs)
+	for i := range stored.Runs {
+		stored.Runs[i].Output = "" // under its own key
+	}
+	data, err := json.Marshal(stored)
 	if err != nil {
 		return 0, err
 	}
-	hdr := nats.Header{}
-	if !st.LastTick.IsZero() {
-		hdr.Set(lastTickHeader, st.LastTick.UTC().Format(time.RFC3339Nano))
-	}
-	newRev, err := h.bucket.Put(ctx, kv.Write{Key: name, Value: data, Header: hdr, Expected: rev})
+	newRev, err := h.bucket.Put(ctx, kv.Write{Key: name, Value: data, Header: stateHeader(st), Expected: rev})
 	if kv.IsConflict(err) {
 		return 0, nil
 	}
 	return newRev, err
+}
+
+// stateHeader summarises st for the watch (see the header constants).
+func stateHeader(st *jobState) nats.Header {
+	hdr := nats.Header{}
+	if !st.LastTick.IsZero() {
+		hdr.Set(lastTickHeader, st.LastTick.UTC().Format(time.RFC3339Nano))
+	}
+	if st.Suspended != nil {
+		hdr.Set(suspendedHeader, "1")
+	}
+	if st.Rerun != nil {
+		hdr.Set(rerunHeader, st.Rerun.Tick.UTC().Format(time.RFC3339Nano))
+	}
+	if !st.LastSuccess.IsZero() {
+		hdr.Set(lastSuccessHeader, strconv.FormatInt(st.LastSuccess.Unix(), 10))
+	}
+	if !st.LastFailure.IsZero() {
+		hdr.Set(lastFailureHeader, strconv.FormatInt(st.LastFailure.Unix(), 10))
+	}
+	return hdr
 }
 
 // update applies change to the job's state with compare-and-swap, retrying
@@ -184,105 +224,36 @@ func (h *History) update(ctx context.Context, name string, guess *jobState, rev 
 	return jobState{}, 0, fmt.Errorf("history of %q: too many concurrent updates", name)
 }
 
-// claimed is the outcome of a claim.
-type claimed struct {
-	ok bool // false: the tick or a later one was claimed already
-	// missed counts the ticks between the previous claim and this one that
-	// no replica ran (recorded as one missed entry).
-	missed int
-	// highest is the highest fencing token in the history before this run:
-	// a lease token at or below it means the lock stream went back in time
-	// (NATS lost writes it had acknowledged), which the caller reports.
-	highest uint64
-	// st and rev are the state written and its revision, for record.
-	st  jobState
-	rev uint64
-}
-
-// claim records tick as the job's last claimed tick and run as running,
-// unless that tick or a later one was claimed already. Ticks between the
-// previous claim and this one, which no replica ran, are recorded as one
-// missed entry; runs left "running" by a replica that stopped are marked
-// abandoned (the caller holds the job's lock, so no other run of the job is
-// in progress).
-func (h *History) claim(ctx context.Context, sched job.Schedule, run Run) (claimed, error) {
-	var c claimed
-	st, rev, err := h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
-		if !st.LastTick.IsZero() && !run.Tick.After(st.LastTick) {
+// Suspend marks the job suspended for every replica: from the moment
+// their watch delivers it (well within a second), they start none of its
+// ticks and record them as skipped. A run in progress goes on. by labels
+// who suspended it. Suspending a suspended job changes nothing.
+func (h *History) Suspend(ctx context.Context, name, by string, now time.Time) error {
+	if err := job.ValidateName(name); err != nil {
+		return err
+	}
+	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+		if st.Suspended != nil {
 			return false
 		}
-		c.highest = 0
-		for _, r := range st.Runs {
-			c.highest = max(c.highest, r.Token)
-		}
-		c.missed = 0
-		if !st.LastTick.IsZero() {
-			var first, last time.Time
-			c.missed, first, last = between(sched, st.LastTick, run.Tick)
-			if c.missed > 0 {
-				st.Runs = append(st.Runs, Run{Job: run.Job, Tick: first, Status: StatusMissed,
-					Error: fmt.Sprintf("%d tick(s) from %s to %s ran on no replica", c.missed, first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))})
-			}
-		}
-		markAbandoned(st.Runs)
-		st.LastTick = run.Tick
-		st.Runs = append(st.Runs, run)
-		return true
-	})
-	c.ok, c.st, c.rev = rev != 0, st, rev
-	return c, err
-}
-
-// markAbandoned marks runs still "running" as abandoned.
-func markAbandoned(runs []Run) {
-	for i := range runs {
-		if runs[i].Status == StatusRunning {
-			runs[i].Status = StatusAbandoned
-			runs[i].Error = "the replica running it stopped without recording a result"
-		}
-	}
-}
-
-// record inserts or replaces run (matched by tick and token) in the history.
-// guess and rev, if known (from claim), save a read when nothing else wrote
-// since.
-func (h *History) record(ctx context.Context, run Run, guess *jobState, rev uint64) error {
-	_, _, err := h.update(ctx, run.Job, guess, rev, func(st *jobState) bool {
-		i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.Tick.Equal(run.Tick) && r.Token == run.Token })
-		if i >= 0 {
-			st.Runs[i] = run
-		} else {
-			st.Runs = append(st.Runs, run)
-		}
+		st.Suspended = &Suspension{At: now.UTC(), By: by}
 		return true
 	})
 	return err
 }
 
-// maxCount bounds the walk over missed ticks: an every-second job down for
-// a day is 86,400 steps, well within it.
-const maxCount = 1_000_000
-
-// between counts the ticks strictly between after and before.
-func between(sched job.Schedule, after, before time.Time) (n int, first, last time.Time) {
-	for t := sched.Next(after); !t.IsZero() && t.Before(before) && n < maxCount; t = sched.Next(t) {
-		if n == 0 {
-			first = t
+// Resume lifts a suspension. The ticks that passed while the job was
+// suspended are not caught up.
+func (h *History) Resume(ctx context.Context, name string) error {
+	if err := job.ValidateName(name); err != nil {
+		return err
+	}
+	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+		if st.Suspended == nil {
+			return false
 		}
-		last = t
-		n++
-	}
-	return n, first, last
-}
-
-// latest returns the last tick of sched after `after` and at or before now,
-// or the zero time if there is none.
-func latest(sched job.Schedule, after, now time.Time) time.Time {
-	var out time.Time
-	n := 0
-	for t := sched.Next(after); !t.IsZero() && !t.After(now) && n < maxCount; t = sched.Next(t) {
-		out = t
-		n++
-	}
-	return out
+		st.Suspended = nil
+		return true
+	})
+	return err
 }

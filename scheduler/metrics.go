@@ -16,6 +16,8 @@ type metrics struct {
 	lost        *prometheus.CounterVec   // job
 	running     *prometheus.GaugeVec     // job
 	lastSuccess *prometheus.GaugeVec     // job
+	lastFailure *prometheus.GaugeVec     // job
+	clockOffset prometheus.Gauge
 }
 
 // Reasons a replica skips a tick.
@@ -24,6 +26,8 @@ const (
 	skipAlreadyRun = "already_run" // the tick (or a later one) was claimed already
 	skipError      = "error"       // NATS failed while acquiring or claiming
 	skipShutdown   = "shutdown"    // the scheduler is stopping
+	// ReasonSuspended ("suspended"): the job is suspended; counted by the
+	// replica that recorded the skipped tick.
 )
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -33,14 +37,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"job", "status"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "cronlock_run_duration_seconds", Help: "Duration of runs on this replica (all attempts).",
-			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10), // 5 ms … 22 min
+			Buckets: prometheus.ExponentialBuckets(0.005, 4, 12), // 5 ms … 6 h
 		}, []string{"job"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_ticks_skipped_total", Help: "Ticks this replica did not run, by job and reason (locked, already_run, error, shutdown).",
+			Name: "cronlock_ticks_skipped_total", Help: "Ticks this replica did not run, by job and reason (locked, already_run, error, shutdown, suspended).",
 		}, []string{"job", "reason"}),
 		missed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_ticks_missed_total", Help: "Ticks that no replica ran, counted by the replica that noticed.",
-		}, []string{"job"}),
+			Name: "cronlock_ticks_missed_total", Help: "Ticks that no replica ran, by job and reason (overlap: the job's previous run still ran; no_replica; outage), counted by the replica that recorded them.",
+		}, []string{"job", "reason"}),
 		acquire: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "cronlock_lock_acquire_seconds", Help: "Time to acquire a job's lock, by result (acquired, not_acquired, error).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10), // 100 µs … 26 s
@@ -52,13 +56,19 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "cronlock_running_jobs", Help: "Runs in progress on this replica, by job.",
 		}, []string{"job"}),
 		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "cronlock_last_success_timestamp_seconds", Help: "Unix time of the last successful run of the job on this replica.",
+			Name: "cronlock_last_success_timestamp_seconds", Help: "Unix time of the job's last successful run on any replica (shared history).",
 		}, []string{"job"}),
+		lastFailure: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "cronlock_last_failure_timestamp_seconds", Help: "Unix time of the job's last failed run (failed, timeout, lost, abandoned) on any replica (shared history).",
+		}, []string{"job"}),
+		clockOffset: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cronlock_clock_offset_seconds", Help: "Estimated NATS server clock minus this host's clock; ticks follow the server's clock.",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.running, m.lastSuccess} {
+	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.running, m.lastSuccess, m.lastFailure, m.clockOffset} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -10,84 +10,25 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/job"
 )
 
-// Defaults.
-const (
-	DefaultAcquireTimeout = 500 * time.Millisecond
-	DefaultShutdownGrace  = 30 * time.Second
-	DefaultHistorySize    = 20
-	DefaultHistoryBucket  = "cronlock_history"
-)
-
-// Options configure a Scheduler. Zero values select the defaults.
-type Options struct {
-	Logger zerolog.Logger
-	// Clock tells the time and runs the timers; default the real clock.
-	Clock clockwork.Clock
-	// AcquireTimeout is how long a replica tries a job's lock at a tick
-	// before skipping the tick. Default 500 ms.
-	AcquireTimeout time.Duration
-	// ShutdownGrace is how long Run waits for running jobs after its
-	// context is done, before cancelling them. Default 30 s.
-	ShutdownGrace time.Duration
-	// Registerer receives the Prometheus metrics; nil: no metrics.
-	Registerer prometheus.Registerer
-	// HistorySize is the number of runs kept per job. Default 20.
-	HistorySize int
-	// HistoryBucket is the KV bucket with the shared per-job state (last
-	// claimed tick and history). Default "cronlock_history"; created when
-	// missing, with HistoryReplicas replicas.
-	HistoryBucket string
-	// HistoryReplicas is the history bucket's replication factor when New
-	// creates it: as the lock bucket's (1, or 3 in a 3-node cluster).
-	// Default 1.
-	HistoryReplicas int
-}
-
-func (o Options) withDefaults() (Options, error) {
-	if o.Clock == nil {
-		o.Clock = clockwork.NewRealClock()
-	}
-	switch {
-	case o.AcquireTimeout < 0:
-		return o, fmt.Errorf("scheduler: Options.AcquireTimeout %v: must not be negative", o.AcquireTimeout)
-	case o.AcquireTimeout == 0:
-		o.AcquireTimeout = DefaultAcquireTimeout
-	}
-	switch {
-	case o.ShutdownGrace < 0:
-		return o, fmt.Errorf("scheduler: Options.ShutdownGrace %v: must not be negative", o.ShutdownGrace)
-	case o.ShutdownGrace == 0:
-		o.ShutdownGrace = DefaultShutdownGrace
-	}
-	switch {
-	case o.HistorySize < 0:
-		return o, fmt.Errorf("scheduler: Options.HistorySize %d: must not be negative", o.HistorySize)
-	case o.HistorySize == 0:
-		o.HistorySize = DefaultHistorySize
-	}
-	if o.HistoryBucket == "" {
-		o.HistoryBucket = DefaultHistoryBucket
-	}
-	return o, nil
-}
-
 // Scheduler runs jobs at their cron ticks, each tick on at most one replica:
 // the one that takes the job's lock and claims the tick in the shared
 // history first. Several replicas run the same jobs against the same NATS.
 type Scheduler struct {
-	acquire acquireFunc
-	opts    Options
-	clock   clockwork.Clock
-	log     zerolog.Logger
-	history *History
-	claims  *claims
-	m       *metrics
+	acquire  acquireFunc
+	opts     Options
+	clock    clockwork.Clock
+	log      zerolog.Logger
+	history  *History
+	claims   *claims
+	registry *registry
+	offset   *offsetEstimate
+	slots    slots
+	m        *metrics
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
 	// cancels the runs still going.
@@ -108,10 +49,20 @@ type entry struct {
 	sched job.Schedule
 	stop  chan struct{} // closed by Remove or shutdown
 
+	// rerun is signalled when the watch offers a rerun of the job.
+	rerun chan struct{}
+
 	mu      sync.Mutex
 	next    time.Time
 	last    *Run
 	running int
+	outage  bool // NATS failed at a tick: catch up once it answers
+}
+
+func (e *entry) outageMarked() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.outage
 }
 
 // New returns a Scheduler taking its locks from locker (a *lock.Locker,
@@ -130,13 +81,23 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 	if err != nil {
 		return nil, err
 	}
+	rb, err := openReplicas(ctx, js, o.ReplicaBucket, o.HistoryReplicas)
+	if err != nil {
+		return nil, err
+	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: register metrics: %w", err)
 	}
 	hard, hardCancel := context.WithCancel(context.Background())
+	var offset *offsetEstimate
+	if !o.LocalClock {
+		offset = &offsetEstimate{}
+	}
+	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Started: o.Clock.Now().UTC()}
 	return &Scheduler{
-		acquire: erase(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(), m: m,
+		acquire: erase(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
+		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns), m: m,
 		hard: hard, hardCancel: hardCancel,
 		jobs: map[string]*entry{},
 	}, nil
@@ -161,8 +122,8 @@ func (s *Scheduler) Add(j job.Job) error {
 	if _, ok := s.jobs[j.Name]; ok {
 		return fmt.Errorf("scheduler: Add: job %q is already registered", j.Name)
 	}
-	e := &entry{job: j, sched: sched, stop: make(chan struct{})}
-	e.next = sched.Next(s.clock.Now())
+	e := &entry{job: j, sched: sched, stop: make(chan struct{}), rerun: make(chan struct{}, 1)}
+	e.next = sched.Next(s.now())
 	s.jobs[j.Name] = e
 	if s.ctx != nil {
 		s.startLoop(e)
@@ -197,10 +158,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	s.ctx = ctx
 	s.mu.Unlock()
-	if err := s.claims.watch(ctx, s.history); err != nil {
-		// Not fatal: without it every replica takes the lock at every tick.
-		s.log.Warn().Err(err).Msg("cannot follow claimed ticks; replicas will contend for every tick")
+	if err := s.claims.watch(ctx, s.history, s.stateChanged); err != nil {
+		// Not fatal: without it every replica takes the lock at every
+		// tick, and suspensions and reruns wait for the next claim.
+		s.log.Warn().Err(err).Msg("cannot follow the jobs' shared state; replicas will contend for every tick")
 	}
+	var announcer sync.WaitGroup
+	announcer.Go(func() { s.announce(ctx) })
+	s.awaitClock(ctx)
 	s.mu.Lock()
 	for _, e := range s.jobs {
 		s.startLoop(e)
@@ -209,6 +174,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	<-ctx.Done()
 	s.shutdown()
+	announcer.Wait()
+	s.registry.leave()
 	s.claims.stop()
 	return nil
 }
@@ -235,6 +202,9 @@ func (s *Scheduler) shutdown() {
 	}()
 	grace := s.clock.NewTimer(s.opts.ShutdownGrace)
 	defer grace.Stop()
+	if s.opts.ShutdownNow {
+		s.hardCancel()
+	}
 	select {
 	case <-done:
 	case <-grace.Chan():
@@ -253,6 +223,8 @@ type Status struct {
 	Next     time.Time // next tick; zero if the schedule has none
 	Running  bool      // a run is in progress on this replica
 	LastRun  *Run      // the last run this replica made, or nil
+	// Suspended: by the job's own setting, or by an operator (shared).
+	Suspended bool
 }
 
 // Jobs returns the registered jobs, sorted by name. It does no I/O; for the
@@ -267,7 +239,8 @@ func (s *Scheduler) Jobs() []Status {
 	out := make([]Status, 0, len(entries))
 	for _, e := range entries {
 		e.mu.Lock()
-		st := Status{Name: e.job.Name, Schedule: e.job.Schedule, Location: e.job.Location, Next: e.next, Running: e.running > 0}
+		st := Status{Name: e.job.Name, Schedule: e.job.Schedule, Location: e.job.Location, Next: e.next, Running: e.running > 0,
+			Suspended: e.job.Suspended || s.claims.suspended(e.job.Name)}
 		if e.last != nil {
 			r := *e.last
 			st.LastRun = &r

@@ -42,7 +42,7 @@ func TestLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{}); err != nil {
+	if _, err := scheduler.New(ctx, js, l, scheduler.Options{}); err != nil { // creates the history and replicas buckets
 		t.Fatal(err)
 	}
 	l.Close()

@@ -87,7 +87,7 @@ func TestLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scheduler.OpenHistory(ctx, adminJS, scheduler.HistoryOptions{}); err != nil {
+	if _, err := scheduler.New(ctx, adminJS, l, scheduler.Options{}); err != nil { // creates the history and replicas buckets
 		t.Fatal(err)
 	}
 	l.Close()
@@ -119,11 +119,11 @@ func TestLeastPrivilege(t *testing.T) {
 	noViolations(t, logs)
 }
 
-// TestLeastPrivilegeCreatesBuckets: with the three extra subjects that
+// TestLeastPrivilegeCreatesBuckets: with the four extra subjects that
 // PERMISSIONS.md names, the restricted user creates the buckets itself.
 func TestLeastPrivilegeCreatesBuckets(t *testing.T) {
 	t.Parallel()
-	url := restrictedServer(t, "$JS.API.INFO", "$JS.API.STREAM.CREATE.KV_locks", "$JS.API.STREAM.CREATE.KV_cronlock_history")
+	url := restrictedServer(t, "$JS.API.INFO", "$JS.API.STREAM.CREATE.KV_locks", "$JS.API.STREAM.CREATE.KV_cronlock_history", "$JS.API.STREAM.CREATE.KV_cronlock_replicas")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	cfg := writeConfig(t, dir, restrictedConfig(t, url, out))

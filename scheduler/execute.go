@@ -1,0 +1,254 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/lock"
+)
+
+var (
+	errTimeout  = errors.New("job timeout")
+	errShutdown = errors.New("scheduler shut down")
+)
+
+// execute runs the job's attempts under lease and records the result in
+// run and in the shared history. parent is cancelled when the run must stop
+// regardless of the lease (shutdown after the grace, a Trigger's caller);
+// the lease's loss cancels it too. c is this run's claim (nil if none), to
+// record the result without a read; base is the attempts made for this
+// tick before (by interrupted runs).
+func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease Lease, c *claimed, log zerolog.Logger) {
+	defer s.track(e, run)()
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	stop := context.AfterFunc(lease.Context(), func() {
+		if errors.Is(context.Cause(lease.Context()), lock.ErrLeaseLost) {
+			cancel(lock.ErrLeaseLost)
+		}
+	})
+	defer stop()
+
+	log.Info().Int("attempt", run.Attempts+1).Msg("run started")
+	err := s.attempts(ctx, e, run, lease)
+	run.End = s.now()
+	run.Status = runStatus(err, context.Cause(ctx), parent.Err() != nil)
+	if err != nil {
+		run.Error = err.Error()
+	}
+	again := s.interrupted(e, run)
+	s.finish(*run, again, c, log)
+}
+
+// interrupted applies the job's OnInterrupt policy to a finished run: a
+// scheduled run of an InterruptRerun job that a shutdown or a lost lease
+// ended is recorded as interrupted and its tick is offered for a rerun,
+// until the job's next tick and at most job.MaxInterruptions times; the
+// last interruption is recorded failed. It returns the rerun to record.
+func (s *Scheduler) interrupted(e *entry, run *Run) *rerun {
+	if e.job.OnInterrupt != job.InterruptRerun || run.Manual ||
+		(run.Status != StatusCancelled && run.Status != StatusLost) {
+		return nil
+	}
+	n := run.interruptions + 1
+	if n >= job.MaxInterruptions {
+		run.Status = StatusFailed
+		run.Error = fmt.Sprintf("interrupted %d times (last: %s)", n, run.Error)
+		return nil
+	}
+	run.Status = StatusInterrupted
+	until := e.sched.Next(run.Tick)
+	if until.IsZero() || !s.now().Before(until) {
+		return nil // the next tick is due: it takes over
+	}
+	return &rerun{Tick: run.Tick, Until: until, Attempts: run.Attempts, Interruptions: n}
+}
+
+// track counts a run in on its entry and in the running gauge; the
+// returned function counts it out and keeps it as the entry's last run.
+func (s *Scheduler) track(e *entry, run *Run) func() {
+	name := e.job.Name
+	e.mu.Lock()
+	e.running++
+	e.mu.Unlock()
+	s.m.running.WithLabelValues(name).Inc()
+	return func() {
+		s.m.running.WithLabelValues(name).Dec()
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.running--
+		r := *run
+		e.last = &r
+	}
+}
+
+// runStatus maps how a run ended to its status: its error, the cause of
+// its context's cancellation, and whether the caller stopped it (shutdown
+// after the grace, a Trigger's caller).
+func runStatus(err, cause error, stopped bool) string {
+	switch {
+	case err == nil:
+		return StatusSucceeded
+	case errors.Is(cause, lock.ErrLeaseLost):
+		return StatusLost
+	case stopped:
+		return StatusCancelled
+	case errors.Is(err, errTimeout):
+		return StatusTimeout
+	}
+	return StatusFailed
+}
+
+// finish records a finished run (its output under its own key first) in
+// the shared history, then reports it: OnResult, metrics, the log. The
+// result is recorded even if the lease is gone: it is this run's entry.
+func (s *Scheduler) finish(run Run, again *rerun, c *claimed, log zerolog.Logger) {
+	var guess *jobState
+	var rev uint64
+	if c != nil {
+		guess, rev = &c.st, c.rev
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if run.Output != "" {
+		if err := s.history.putOutput(ctx, run); err != nil {
+			log.Warn().Err(err).Msg("cannot keep the run's output in the history")
+		}
+	}
+	recorded, err := s.history.record(ctx, run, again, guess, rev)
+	if err != nil {
+		log.Warn().Err(err).Msg("cannot record the run in the history")
+		recorded = run
+	}
+	s.result(recorded)
+	s.m.runs.WithLabelValues(run.Job, run.Status).Inc()
+	s.m.duration.WithLabelValues(run.Job).Observe(run.Duration().Seconds())
+	logFinished(log, run, again)
+}
+
+// result hands a recorded entry to Options.OnResult.
+func (s *Scheduler) result(r Run) {
+	if s.opts.OnResult != nil {
+		s.opts.OnResult(r)
+	}
+}
+
+func logFinished(log zerolog.Logger, run Run, again *rerun) {
+	ev := log.Warn()
+	switch run.Status {
+	case StatusSucceeded:
+		ev = log.Info()
+	case StatusLost:
+		ev = log.Error()
+	}
+	ev = ev.Str("status", run.Status).Float64("duration_seconds", run.Duration().Seconds()).Int("attempts", run.Attempts)
+	if run.ExitCode != nil {
+		ev = ev.Int("exit_code", *run.ExitCode)
+	}
+	if run.Error != "" {
+		ev = ev.Str("error", run.Error)
+	}
+	if again != nil {
+		ev = ev.Time("rerun_until", again.Until)
+	}
+	ev.Msg("run finished")
+}
+
+// attempts calls Run up to 1+Retries times, with RetryBackoff between
+// attempts, while ctx (lease, shutdown) allows. run.Attempts counts on
+// from the attempts made for the tick before (a rerun).
+func (s *Scheduler) attempts(ctx context.Context, e *entry, run *Run, lease Lease) error {
+	j := e.job
+	var err error
+	for try := 1; try <= 1+j.Retries; try++ {
+		run.Attempts++
+		info := job.RunInfo{Job: j.Name, Tick: run.Tick, Attempt: run.Attempts, Owner: lease.Owner(), Token: lease.Token()}
+		actx, outcome := job.WithOutcome(job.WithLeaseDeadline(job.NewContext(ctx, info), lease.Deadline))
+		err = s.attempt(actx, j)
+		o := outcome()
+		run.ExitCode, run.Output = o.ExitCode, o.Output
+		if err == nil || ctx.Err() != nil {
+			if ctx.Err() != nil && err == nil {
+				err = context.Cause(ctx)
+			}
+			return err
+		}
+		if try <= j.Retries {
+			s.log.Warn().Str("job", j.Name).Time("tick", run.Tick).Int("attempt", run.Attempts).Err(err).Dur("backoff", j.RetryBackoff).Msg("attempt failed; retrying")
+			t := s.clock.NewTimer(j.RetryBackoff)
+			select {
+			case <-t.Chan():
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			}
+		}
+	}
+	return err
+}
+
+// attempt calls j.Run once with its timeout, turning a panic into an error.
+func (s *Scheduler) attempt(ctx context.Context, j job.Job) (err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if j.Timeout > 0 {
+		t := s.clock.AfterFunc(j.Timeout, func() { cancel(errTimeout) })
+		defer t.Stop()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error().Str("job", j.Name).Str("panic", fmt.Sprint(p)).Bytes("stack", debug.Stack()).Msg("job panicked")
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	err = j.Run(ctx)
+	if err != nil && errors.Is(context.Cause(ctx), errTimeout) {
+		err = fmt.Errorf("%w after %v: %w", errTimeout, j.Timeout, err)
+	}
+	return err
+}
+
+// Trigger runs the job once now, outside its schedule, under its lock, and
+// returns the run's error. The run is recorded in the shared history as
+// manual; it claims no tick, and it runs even while the job is suspended.
+// ctx bounds the acquisition and cancels the run. Errors:
+// lock.ErrNotAcquired (wrapped) if the job is running elsewhere.
+func (s *Scheduler) Trigger(ctx context.Context, name string) error {
+	e, ok := s.lookup(name)
+	if !ok {
+		return fmt.Errorf("scheduler: Trigger: no job %q", name)
+	}
+	if !s.beginRun() {
+		return fmt.Errorf("scheduler: Trigger %q: %w", name, errShutdown)
+	}
+	defer s.runs.Done()
+	lease, err := s.acquire(ctx, name, s.opts.AcquireTimeout)
+	if err != nil {
+		return fmt.Errorf("scheduler: Trigger %q: %w", name, err)
+	}
+	defer release(lease)
+	now := s.now()
+	run := Run{Job: name, Tick: now, Manual: true, Owner: lease.Owner(), Token: lease.Token(), Start: now, Status: StatusRunning}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	run, err = s.history.addManual(rctx, run)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("scheduler: Trigger %q: record: %w", name, err)
+	}
+	parent, stop := context.WithCancel(ctx)
+	defer stop()
+	unhook := context.AfterFunc(s.hard, stop)
+	defer unhook()
+	log := s.log.With().Str("job", name).Time("tick", now).Bool("manual", true).Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
+	s.execute(parent, e, &run, lease, nil, log)
+	if run.Status != StatusSucceeded {
+		return fmt.Errorf("scheduler: Trigger %q: %s: %s", name, run.Status, run.Error)
+	}
+	return nil
+}

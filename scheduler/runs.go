@@ -1,0 +1,163 @@
+package scheduler
+
+import (
+	"time"
+)
+
+// Status of a run, as recorded in the shared history.
+const (
+	StatusRunning   = "running"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+	StatusTimeout   = "timeout"
+	StatusLost      = "lost"      // the lease was lost during the run
+	StatusCancelled = "cancelled" // shutdown cancelled the run after ShutdownGrace
+	StatusMissed    = "missed"    // ticks no replica ran; see Run.Reason and Run.Error
+	StatusAbandoned = "abandoned" // the replica running it stopped without recording a result
+	// StatusInterrupted: a shutdown or a lost lease ended the run of a job
+	// with OnInterrupt rerun; the tick is run again (see job.InterruptRerun).
+	StatusInterrupted = "interrupted"
+	// StatusSkipped: ticks deliberately not run (Reason "suspended").
+	StatusSkipped = "skipped"
+)
+
+// Reasons of missed and skipped entries (Run.Reason).
+const (
+	// ReasonOverlap: the ticks came while the job's own previous run still
+	// held its lock. Like Kubernetes' concurrencyPolicy Forbid, this is the
+	// job being slower than its schedule, not an outage: it fires no
+	// "missed" notification.
+	ReasonOverlap = "overlap"
+	// ReasonNoReplica: no replica was there to run the ticks.
+	ReasonNoReplica = "no_replica"
+	// ReasonOutage: replicas were up but could not coordinate through NATS
+	// (disconnected, no stream leader, no quorum).
+	ReasonOutage = "outage"
+	// ReasonSuspended: the job was suspended (a skipped entry).
+	ReasonSuspended = "suspended"
+)
+
+// Run is one entry of a job's shared history.
+type Run struct {
+	Job string `json:"job"`
+	// ID numbers the job's entries: it grows by one with each entry.
+	ID       uint64    `json:"id,omitempty"`
+	Tick     time.Time `json:"tick"`
+	Manual   bool      `json:"manual,omitempty"` // started by Trigger, not by the schedule
+	Owner    string    `json:"owner,omitempty"`
+	Token    uint64    `json:"token,omitempty"`
+	Attempts int       `json:"attempts,omitempty"`
+	Start    time.Time `json:"start,omitzero"`
+	End      time.Time `json:"end,omitzero"`
+	Status   string    `json:"status"`
+	// Reason says why ticks were missed or skipped (ReasonX).
+	Reason string `json:"reason,omitempty"`
+	// Ticks counts the ticks a missed or skipped entry stands for; Tick is
+	// the first of them.
+	Ticks int    `json:"ticks,omitempty"`
+	Error string `json:"error,omitempty"`
+	// ExitCode is the exit status of the run's process (128+signal when a
+	// signal killed it); nil when the run had no process or has not ended.
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Output is the tail of the run's output. It is kept under a key of
+	// its own, not in the job's state that every tick rewrites: History.Runs
+	// leaves it empty, History.Output reads it.
+	Output string `json:"output,omitempty"`
+	// Previous is the status of the job's entry before this one ("" for
+	// the first), for notifications ("recovered"). Not stored.
+	Previous string `json:"-"`
+
+	// interruptions of this run's tick before it (a rerun).
+	interruptions int
+}
+
+// Duration is End − Start, or 0 for a run that has not ended.
+func (r Run) Duration() time.Duration {
+	if r.End.IsZero() || r.Start.IsZero() {
+		return 0
+	}
+	return r.End.Sub(r.Start)
+}
+
+// Finished reports whether the entry is final: not running.
+func (r Run) Finished() bool { return r.Status != StatusRunning }
+
+// Succeeded reports whether the entry is a success.
+func (r Run) Succeeded() bool { return r.Status == StatusSucceeded }
+
+// Failed reports whether the entry is a failure of the job: failed,
+// timeout, lost or abandoned.
+func (r Run) Failed() bool {
+	switch r.Status {
+	case StatusFailed, StatusTimeout, StatusLost, StatusAbandoned:
+		return true
+	}
+	return false
+}
+
+// jobState is the shared, durable state of one job: the last tick claimed by
+// any replica, its recent runs (oldest first), a pending rerun and whether
+// an operator suspended it. It is one key of the history bucket, updated
+// only with compare-and-swap.
+type jobState struct {
+	LastTick time.Time `json:"last_tick,omitzero"`
+	Runs     []Run     `json:"runs"`
+	// Seq is the ID of the last entry added to Runs.
+	Seq uint64 `json:"seq,omitempty"`
+	// LastSuccess and LastFailure outlive the runs they came from.
+	LastSuccess time.Time `json:"last_success,omitzero"`
+	LastFailure time.Time `json:"last_failure,omitzero"`
+	// Suspended is set by Suspend and cleared by Resume.
+	Suspended *Suspension `json:"suspended,omitempty"`
+	// Rerun is an interrupted tick waiting to be run again.
+	Rerun *rerun `json:"rerun,omitempty"`
+}
+
+// Suspension records an operator's suspend.
+type Suspension struct {
+	At time.Time `json:"at"`
+	By string    `json:"by,omitempty"`
+}
+
+// rerun is an interrupted tick of an InterruptRerun job, to be run again
+// before Until (the job's next tick).
+type rerun struct {
+	Tick          time.Time `json:"tick"`
+	Until         time.Time `json:"until"`
+	Attempts      int       `json:"attempts"`      // attempts made so far
+	Interruptions int       `json:"interruptions"` // interruptions so far
+}
+
+// add appends an entry, numbering it.
+func (st *jobState) add(r Run) Run {
+	st.Seq++
+	r.ID = st.Seq
+	if n := len(st.Runs); n > 0 {
+		r.Previous = st.Runs[n-1].Status
+	}
+	st.Runs = append(st.Runs, r)
+	st.noteResult(r)
+	return r
+}
+
+// noteResult keeps the times of the last success and failure.
+func (st *jobState) noteResult(r Run) {
+	switch {
+	case r.Succeeded():
+		st.LastSuccess = r.End
+	case r.Failed():
+		at := r.End
+		if at.IsZero() {
+			at = r.Tick
+		}
+		st.LastFailure = at
+	}
+}
+
+// previous is the status of the entry before index i.
+func (st *jobState) previous(i int) string {
+	if i <= 0 {
+		return ""
+	}
+	return st.Runs[i-1].Status
+}

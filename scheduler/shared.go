@@ -1,0 +1,103 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+)
+
+// stateChanged applies what the watch tells of a job's shared state: the
+// last success and failure for the gauges (on every replica, so an alert
+// on "no success for X" survives a full rollout), and a rerun on offer.
+func (s *Scheduler) stateChanged(name string, v view) {
+	if !v.lastSuccess.IsZero() {
+		s.m.lastSuccess.WithLabelValues(name).Set(float64(v.lastSuccess.Unix()))
+	}
+	if !v.lastFailure.IsZero() {
+		s.m.lastFailure.WithLabelValues(name).Set(float64(v.lastFailure.Unix()))
+	}
+	if v.rerun.IsZero() {
+		return
+	}
+	if e, ok := s.lookup(name); ok {
+		select {
+		case e.rerun <- struct{}{}:
+		default: // one is already on offer
+		}
+	}
+}
+
+// suspended reports whether the job's ticks must not start: by its own
+// setting, or suspended by an operator.
+func (s *Scheduler) suspended(e *entry) bool {
+	return e.job.Suspended || s.claims.suspended(e.job.Name)
+}
+
+// announceEvery refreshes the replica's announcement well within its TTL.
+const announceEvery = ReplicaTTL / 3
+
+// announce keeps this replica's announcement fresh until ctx is done,
+// watching the others' (for the load spreading) and the clock offset.
+func (s *Scheduler) announce(ctx context.Context) {
+	if err := s.registry.watch(ctx); err != nil {
+		s.log.Warn().Err(err).Msg("cannot follow the replicas; every replica tries every tick at once")
+	}
+	t := time.NewTicker(announceEvery) // real time, whatever Options.Clock is
+	defer t.Stop()
+	warned := false
+	for {
+		actx, cancel := context.WithTimeout(ctx, announceEvery)
+		if err := s.registry.announce(actx, s.runningJobs()); err != nil && ctx.Err() == nil {
+			s.log.Debug().Err(err).Msg("cannot announce this replica")
+		}
+		cancel()
+		warned = s.reportOffset(warned)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// reportOffset sets the clock offset gauge and warns once when the offset
+// goes over offsetWarn. It returns whether the warning stands.
+func (s *Scheduler) reportOffset(warned bool) bool {
+	d, ok := s.offset.get()
+	if !ok {
+		return warned
+	}
+	s.m.clockOffset.Set(d.Seconds())
+	big := d > offsetWarn || d < -offsetWarn
+	if big && !warned {
+		s.log.Warn().Float64("offset_seconds", d.Seconds()).Msg("this host's clock differs from the NATS server's by over a second; ticks follow the server's clock")
+	}
+	return big
+}
+
+// awaitClock waits, briefly, for the first estimate of the server clock's
+// offset, so that a replica whose clock is off does not start its first
+// ticks early or late. Without NATS it goes on with its own clock.
+func (s *Scheduler) awaitClock(ctx context.Context) {
+	if s.opts.LocalClock {
+		return
+	}
+	t := s.clock.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-s.registry.sampled:
+	case <-t.Chan():
+		s.log.Warn().Msg("no estimate of the NATS server's clock yet; scheduling on this host's clock until there is one")
+	case <-ctx.Done():
+	}
+}
+
+// runningJobs lists the jobs with a run in progress here.
+func (s *Scheduler) runningJobs() []string {
+	var out []string
+	for _, st := range s.Jobs() {
+		if st.Running {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,240 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/lock"
+)
+
+// runTick tries to run one tick: take the job's lock, claim the tick in
+// the shared history, run the job under the lease, record the result,
+// release the lock. A suspended job's tick is recorded as skipped instead.
+// gapReason labels the ticks the claim finds missed before this one. It
+// reports whether NATS answered (false: an outage, which the loop retries).
+func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason string) bool {
+	name := e.job.Name
+	log := s.log.With().Str("job", name).Time("tick", tick).Logger()
+	if !s.beginRun() {
+		s.skip(name, skipShutdown, nil, log)
+		return true
+	}
+	defer s.runs.Done()
+	if s.suspended(e) {
+		return s.skipSuspended(e, tick, log)
+	}
+	if e.outageMarked() {
+		gapReason = ReasonOutage
+	}
+	lease, reason, err := s.lockTick(e, tick)
+	if lease == nil {
+		s.skip(name, reason, err, log)
+		return s.answered(e, reason)
+	}
+	defer release(lease) // after the run has returned and its result is recorded
+	defer s.slots.release()
+
+	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
+	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning}
+	c, err := s.claimTick(e, run, gapReason)
+	switch {
+	case err != nil:
+		s.skip(name, skipError, fmt.Errorf("cannot claim the tick in the history: %w", err), log)
+		return s.answered(e, skipError)
+	case !c.ok:
+		s.skip(name, skipAlreadyRun, nil, log)
+		return s.answered(e, skipAlreadyRun)
+	}
+	e.markOutage(false)
+	s.reportClaim(lease.Token(), c, log)
+	if gapReason != ReasonNoReplica {
+		log = log.With().Str("catch_up_after", gapReason).Logger()
+	}
+	run = c.run
+	s.execute(s.hard, e, &run, lease, &c, log)
+	return true
+}
+
+// answered turns a skip reason into "NATS answered", marking an outage on
+// the entry when it did not.
+func (s *Scheduler) answered(e *entry, reason string) bool {
+	if reason != skipError {
+		return true
+	}
+	e.markOutage(true)
+	return false
+}
+
+// rerunTick runs the job's pending rerun of an interrupted tick, if this
+// replica takes the lock and the rerun first.
+func (s *Scheduler) rerunTick(e *entry) {
+	tick, ok := s.claims.rerun(e.job.Name)
+	if !ok || !s.beginRun() {
+		return
+	}
+	defer s.runs.Done()
+	name := e.job.Name
+	log := s.log.With().Str("job", name).Time("tick", tick).Bool("rerun", true).Logger()
+	lease, reason, err := s.lockTick(e, time.Time{})
+	if lease == nil {
+		s.skip(name, reason, err, log)
+		return
+	}
+	defer release(lease)
+	defer s.slots.release()
+	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning}
+	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
+	p, c, err := s.history.claimRerun(ctx, run, s.now())
+	cancel()
+	if err != nil || p == nil {
+		if err != nil {
+			log.Warn().Err(err).Msg("cannot claim the rerun in the history")
+		}
+		return
+	}
+	run = c.run
+	run.interruptions = p.Interruptions
+	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
+	s.execute(s.hard, e, &run, lease, &c, log)
+}
+
+// lockTick takes the job's lock for tick, after the spread delay and a run
+// slot (Options.MaxConcurrentRuns), waiting only until another replica
+// claims the tick (a zero tick: no such wait). Without a lease it returns
+// the reason to skip; with one, the caller releases the slot.
+func (s *Scheduler) lockTick(e *entry, tick time.Time) (Lease, string, error) {
+	name := e.job.Name
+	if !tick.IsZero() && s.claims.covers(name, tick) {
+		return nil, skipAlreadyRun, nil
+	}
+	actx, claimedElsewhere := context.WithCancel(s.ctx)
+	defer claimedElsewhere()
+	if !tick.IsZero() {
+		defer s.claims.onClaim(name, tick, claimedElsewhere)()
+	}
+	if err := s.waitTurn(actx, name, tick); err != nil {
+		return nil, s.cutShort(actx), nil
+	}
+	started := time.Now()
+	lease, err := s.acquire(actx, name, s.opts.AcquireTimeout)
+	result, reason := "acquired", ""
+	switch {
+	case err == nil:
+	case actx.Err() != nil && s.ctx.Err() == nil:
+		result, reason = "not_acquired", skipAlreadyRun // claimed by another replica while waiting
+	case errors.Is(err, lock.ErrNotAcquired):
+		result, reason = "not_acquired", skipLocked
+	case s.ctx.Err() != nil:
+		result, reason = "error", skipShutdown
+	default:
+		result, reason = "error", skipError
+	}
+	s.m.acquire.WithLabelValues(result).Observe(time.Since(started).Seconds())
+	if lease == nil {
+		s.slots.release()
+	}
+	return lease, reason, err
+}
+
+// cutShort is the skip reason when waiting for a turn ended early.
+func (s *Scheduler) cutShort(actx context.Context) string {
+	if s.ctx.Err() != nil {
+		return skipShutdown
+	}
+	return skipAlreadyRun
+}
+
+// skip counts and logs a tick this replica does not run.
+func (s *Scheduler) skip(name, reason string, err error, log zerolog.Logger) {
+	s.m.skipped.WithLabelValues(name, reason).Inc()
+	switch reason {
+	case skipAlreadyRun:
+		log.Debug().Msg("tick skipped: already claimed by another replica")
+	case skipLocked:
+		log.Debug().Err(err).Msg("tick skipped: the job's lock is held (its previous run, or another replica)")
+	case skipError:
+		log.Warn().Err(err).Msg("tick skipped: NATS failed")
+	}
+}
+
+// skipSuspended records a suspended job's tick as skipped (once across
+// replicas). It reports whether NATS answered.
+func (s *Scheduler) skipSuspended(e *entry, tick time.Time, log zerolog.Logger) bool {
+	if s.claims.covers(e.job.Name, tick) {
+		s.skip(e.job.Name, skipAlreadyRun, nil, log)
+		return true
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.AcquireTimeout*4)
+	defer cancel()
+	recorded, err := s.history.skip(ctx, e.sched, e.job.Name, tick, ReasonSuspended)
+	switch {
+	case err != nil:
+		s.skip(e.job.Name, skipError, err, log)
+		return s.answered(e, skipError)
+	case recorded:
+		s.m.skipped.WithLabelValues(e.job.Name, ReasonSuspended).Inc()
+		log.Debug().Msg("tick skipped: the job is suspended")
+	default:
+		s.skip(e.job.Name, skipAlreadyRun, nil, log)
+	}
+	return true
+}
+
+// claimTick claims the run's tick in the shared history, bounded in time.
+func (s *Scheduler) claimTick(e *entry, run Run, gapReason string) (claimed, error) {
+	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
+	defer cancel()
+	c, err := s.history.claim(ctx, e.sched, run, gapReason)
+	if err == nil && c.ok {
+		for _, r := range c.recorded {
+			s.result(r)
+		}
+	}
+	return c, err
+}
+
+// reportClaim logs and counts what a claim found: missed ticks, and a
+// fencing token that went backwards.
+func (s *Scheduler) reportClaim(token uint64, c claimed, log zerolog.Logger) {
+	if token <= c.highest {
+		// Tokens grow with the lock stream's sequence; a lower one means
+		// NATS lost acknowledged writes (e.g. servers killed without
+		// sync_interval: always). Fencing at the resource still holds; say
+		// it loudly.
+		log.Error().Uint64("highest_token", c.highest).Msg("fencing token went backwards: the NATS lock stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
+	}
+	for reason, n := range c.missed {
+		s.m.missed.WithLabelValues(c.run.Job, reason).Add(float64(n))
+		switch reason {
+		case ReasonOverlap:
+			log.Info().Int("ticks", n).Str("reason", reason).Msg("ticks skipped: the job's previous run was still running")
+		case ReasonOutage:
+			log.Warn().Int("ticks", n).Str("reason", reason).Msg("ticks missed: replicas could not coordinate through NATS")
+		default:
+			log.Warn().Int("ticks", n).Str("reason", reason).Msg("ticks missed: no replica was running")
+		}
+	}
+}
+
+// release frees a lease with a bounded wait; the server's TTL frees it if
+// this fails.
+func release(lease Lease) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = lease.Release(ctx)
+}
+
+// beginRun counts a run in, unless the scheduler is stopping.
+func (s *Scheduler) beginRun() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.runs.Add(1)
+	return true
+}
