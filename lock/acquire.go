@@ -106,6 +106,10 @@ func (l *Locker) acquire(ctx context.Context, key string, o acquireOptions, dead
 		}
 		switch {
 		case err == nil:
+			if !contended {
+				// Once per call, not per retry: says why Acquire blocks.
+				l.log.Debug().Str("key", key).Str("holder", describe(a.holder)).Msg(logWaiting)
+			}
 			contended, lastErr = true, nil
 		case contended && tctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			// An attempt cut short by the timeout after the key was seen
@@ -156,6 +160,10 @@ func (l *Locker) acquire(ctx context.Context, key string, o acquireOptions, dead
 	}
 	return nil, nae
 }
+
+// logWaiting is the debug message of an Acquire that found the key held and
+// now waits for it to be freed.
+const logWaiting = "lock held by another owner; waiting"
 
 // attempt is one Acquire call: its lease id stays the same across retries,
 // so a write whose reply was lost is recognised as ours on the next look.

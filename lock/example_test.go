@@ -17,24 +17,32 @@ import (
 
 // exampleServer starts an embedded JetStream server for the examples; real
 // code connects to its NATS servers instead.
-func exampleServer() (*server.Server, jetstream.JetStream, func()) {
-	dir, _ := os.MkdirTemp("", "lock-example-")
+func exampleServer() (jetstream.JetStream, func()) {
+	dir, err := os.MkdirTemp("", "lock-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	go s.Start()
-	s.ReadyForConnections(5 * time.Second)
+	if !s.ReadyForConnections(10 * time.Second) {
+		log.Fatal("nats-server not ready within 10s")
+	}
 	nc, err := nats.Connect(s.ClientURL())
 	if err != nil {
 		log.Fatal(err)
 	}
-	js, _ := jetstream.New(nc)
-	return s, js, func() { nc.Close(); s.Shutdown(); os.RemoveAll(dir) }
+	js, err := jetstream.New(nc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return js, func() { nc.Close(); s.Shutdown(); os.RemoveAll(dir) }
 }
 
 func Example() {
-	_, js, stop := exampleServer()
+	js, stop := exampleServer()
 	defer stop()
 	ctx := context.Background()
 
@@ -52,7 +60,13 @@ func Example() {
 	case err != nil:
 		log.Fatal(err) // NATS is unreachable
 	}
-	defer lease.Close()
+	defer func() {
+		// A failed release is harmless: the server frees the key when the
+		// lease expires.
+		if err := lease.Release(ctx); err != nil {
+			log.Print(err)
+		}
+	}()
 
 	fmt.Println("migrating as", lease.Owner())
 	// Output: migrating as worker-1
@@ -61,17 +75,26 @@ func Example() {
 // A second caller is refused while the key is held; the error names the
 // holder.
 func ExampleLocker_Acquire_contention() {
-	_, js, stop := exampleServer()
+	js, stop := exampleServer()
 	defer stop()
 	ctx := context.Background()
-	a, _ := lock.New(ctx, js, lock.Options{OwnerID: "a"})
-	b, _ := lock.New(ctx, js, lock.Options{OwnerID: "b"})
+	a, err := lock.New(ctx, js, lock.Options{OwnerID: "a"})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer a.Close()
+	b, err := lock.New(ctx, js, lock.Options{OwnerID: "b"})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer b.Close()
 
-	held, _ := a.Acquire(ctx, "cache.warmup")
+	held, err := a.Acquire(ctx, "cache.warmup")
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer held.Close()
-	_, err := b.Acquire(ctx, "cache.warmup", lock.WithTimeout(100*time.Millisecond))
+	_, err = b.Acquire(ctx, "cache.warmup", lock.WithTimeout(100*time.Millisecond))
 	fmt.Println(errors.Is(err, lock.ErrNotAcquired))
 	// Output: true
 }
@@ -79,10 +102,13 @@ func ExampleLocker_Acquire_contention() {
 // Several locks at once: all or nothing, in one canonical order, so two
 // callers asking for overlapping sets cannot deadlock.
 func ExampleLocker_AcquireAll() {
-	_, js, stop := exampleServer()
+	js, stop := exampleServer()
 	defer stop()
 	ctx := context.Background()
-	locker, _ := lock.New(ctx, js, lock.Options{})
+	locker, err := lock.New(ctx, js, lock.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer locker.Close()
 
 	leases, err := locker.AcquireAll(ctx, []string{"resource-b", "resource-a"})
@@ -99,13 +125,19 @@ func ExampleLocker_AcquireAll() {
 // A long operation watches Done and checks the fencing token at the
 // resource, so a holder paused past its lease cannot do harm.
 func ExampleLease_Token() {
-	_, js, stop := exampleServer()
+	js, stop := exampleServer()
 	defer stop()
 	ctx := context.Background()
-	locker, _ := lock.New(ctx, js, lock.Options{})
+	locker, err := lock.New(ctx, js, lock.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer locker.Close()
 
-	lease, _ := locker.Acquire(ctx, "ledger.export")
+	lease, err := locker.Acquire(ctx, "ledger.export")
+	if err != nil {
+		log.Fatal(err) // ErrNotAcquired after the default timeout, or a NATS error
+	}
 	defer lease.Close()
 
 	var highestSeen uint64 // kept by the protected resource

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/cronlock/cronlock/internal/natstest"
@@ -227,6 +229,14 @@ func TestHandoverWakesWaiter(t *testing.T) {
 	slow := lock.Options{LeaseDuration: 2 * time.Second, RenewInterval: time.Second,
 		AcquireRetryBaseDelay: 10 * time.Second, AcquireRetryMaxDelay: 10 * time.Second}
 	a, _ := newLocker(t, url, slow)
+	waiting := make(chan struct{})
+	var once sync.Once
+	slow.Logger = zerolog.New(io.Discard).Level(zerolog.DebugLevel).Hook(zerolog.HookFunc(
+		func(_ *zerolog.Event, _ zerolog.Level, msg string) {
+			if msg == "lock held by another owner; waiting" {
+				once.Do(func() { close(waiting) })
+			}
+		}))
 	b, _ := newLocker(t, url, slow)
 	held := mustAcquire(t, a, "k")
 
@@ -238,7 +248,8 @@ func TestHandoverWakesWaiter(t *testing.T) {
 		}
 		got <- lease
 	}()
-	time.Sleep(100 * time.Millisecond) // let the waiter make its first attempt and start waiting
+	// The waiter has found the key held and sleeps on its 10 s backoff.
+	waitClosed(t, waiting, 10*time.Second, "waiter's first attempt")
 	released := time.Now()
 	if err := held.Release(context.Background()); err != nil {
 		t.Fatal(err)
@@ -539,9 +550,37 @@ func TestReleaseLeavesNoGoroutine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond) // at least one renewal
+	waitRenewed(t, l, "k")
 	if err := lease.Release(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitRenewed waits until the holder of key has renewed its lease at least
+// once: the expiry the server reports moves later.
+func waitRenewed(t *testing.T, l *lock.Locker, key string) {
+	t.Helper()
+	ctx := context.Background()
+	first, err := l.Holder(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h, err := l.Holder(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Token != first.Token {
+			t.Fatalf("%s changed hands while waiting for a renewal: %v, then %v", key, first, h)
+		}
+		if h.ExpiresAt.After(first.ExpiresAt) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no renewal within 10s (expiry still %v)", key, h.ExpiresAt)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -42,8 +42,8 @@ type Options struct {
 	// Replicas is the bucket's replication factor when New creates it
 	// (1, or 3 for a 3-node cluster). Default 1.
 	Replicas int
-	// Logger receives debug events (acquired, released) and warnings (lease
-	// lost). The zero value logs nothing.
+	// Logger receives debug events (acquired, released, waiting for a held
+	// key) and warnings (lease lost). The zero value logs nothing.
 	Logger zerolog.Logger
 }
 

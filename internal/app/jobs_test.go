@@ -107,13 +107,17 @@ func TestNextRuns(t *testing.T) {
 // keeps its full grace.
 func TestJobLeaseLossKillsBeforeTakeover(t *testing.T) {
 	t.Parallel()
-	cj := config.Job{Name: "stubborn", Schedule: "@every 1m", Shell: "trap '' TERM; sleep 60 & wait; sleep 60",
+	cj := config.Job{Name: "stubborn", Schedule: "@every 1m", Shell: "trap '' TERM; echo trap installed; sleep 60 & wait; sleep 60",
 		Grace: config.Duration(time.Minute), Location: time.UTC}
-	j := app.Job(cj, 2*time.Second, newLogger(t, &logBuffer{})) // lost-lease grace: 100 ms
+	logs := &logBuffer{}
+	j := app.Job(cj, 2*time.Second, newLogger(t, logs)) // lost-lease grace: 100 ms
 	ctx, cancel := context.WithCancelCause(job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: time.Now(), Attempt: 1}))
 	done := make(chan error, 1)
 	go func() { done <- j.Run(ctx) }()
-	time.Sleep(200 * time.Millisecond) // let the shell install its trap
+	// The shell's output line, not its command line, says the trap is set.
+	waitFor(t, 10*time.Second, "the shell's ready line", func() bool {
+		return strings.Contains(logs.String(), `"message":"trap installed"`)
+	})
 	stopped := time.Now()
 	cancel(lock.ErrLeaseLost)
 	select {

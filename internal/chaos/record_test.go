@@ -35,6 +35,24 @@ func job(t *testing.T, f *Fence, file, name string, token uint64, hold time.Dura
 	return cmd
 }
 
+// waitTouched waits until the fence has accepted a write of job: the
+// recorder has written its start line, handles signals, and holds.
+func waitTouched(t *testing.T, f *Fence, job string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, d := range f.Log() {
+			if d.Job == job && d.OK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no accepted write at the fence within 10s", job)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestRecorder(t *testing.T) {
 	f, err := NewFence()
 	if err != nil {
@@ -50,7 +68,7 @@ func TestRecorder(t *testing.T) {
 	}
 	// A long run, then a newer holder: the long one is fenced out.
 	long := job(t, f, file, "long", 20, 5*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	waitTouched(t, f, "long")
 	if !f.Touch("long", 21, "", "r2", 1) {
 		t.Fatal("newer token rejected")
 	}
@@ -60,12 +78,12 @@ func TestRecorder(t *testing.T) {
 	}
 	// SIGTERM: an end line with status signal.
 	term := job(t, f, file, "term", 30, 5*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	waitTouched(t, f, "term")
 	term.Process.Signal(syscall.SIGTERM)
 	term.Wait()
 	// SIGKILL: a start without end.
 	kill := job(t, f, file, "kill", 40, 5*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	waitTouched(t, f, "kill")
 	kill.Process.Kill()
 	kill.Wait()
 
@@ -89,9 +107,16 @@ func TestRecorder(t *testing.T) {
 		}
 	}
 	// A torn line is skipped.
-	fh, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
-	fh.WriteString(`{"kind":"start","job":"x`)
-	fh.Close()
+	fh, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteString(`{"kind":"start","job":"x`); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if runs2, err := ReadRecords(dir); err != nil || len(runs2) != len(runs) {
 		t.Fatalf("torn line: %d runs, %v", len(runs2), err)
 	}
