@@ -118,6 +118,9 @@ func Start(tb testing.TB, o Options) *Browser {
 	if err := chromedp.Do(ctx); err != nil {
 		tb.Fatalf("webtest: starting %s: %v", path, err)
 	}
+	// The window includes the browser's own UI; the viewport is what pages
+	// and screenshots see, so pin it to the asked size.
+	b.Viewport(o.Width, o.Height, false)
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
