@@ -1,0 +1,62 @@
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+)
+
+// actionResponse is the body of a successful action.
+type actionResponse struct {
+	Job    string `json:"job"`
+	Action string `json:"action"`
+	OK     bool   `json:"ok"`
+}
+
+// action returns the Source method for an action name, or nil.
+func (s *server) action(name string) func(context.Context, string) error {
+	switch name {
+	case "trigger":
+		return s.src.Trigger
+	case "suspend":
+		return s.src.Suspend
+	case "resume":
+		return s.src.Resume
+	}
+	return nil
+}
+
+// apiAction serves POST /api/jobs/{name}/{trigger|suspend|resume}: 404 when
+// no admin token is configured (the actions do not exist) or the action or
+// job is unknown, 403 without the right bearer token.
+func (s *server) apiAction(w http.ResponseWriter, r *http.Request) {
+	act := s.action(r.PathValue("action"))
+	if s.opts.AdminToken == "" || act == nil {
+		writeJSON(w, http.StatusNotFound, errorResponse{Error: "no such action"})
+		return
+	}
+	if !s.authorized(r) {
+		writeJSON(w, http.StatusForbidden, errorResponse{
+			Error: "forbidden: send the admin token as Authorization: Bearer <token>"})
+		return
+	}
+	name := r.PathValue("name")
+	if err := act(r.Context(), name); err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	s.opts.Logger.Info().Str("job", name).Str("action", r.PathValue("action")).
+		Str("remote", r.RemoteAddr).Msg("status page action")
+	writeJSON(w, http.StatusOK, actionResponse{Job: name, Action: r.PathValue("action"), OK: true})
+}
+
+// authorized reports whether r carries the admin token as a bearer token,
+// compared in constant time so response timing reveals nothing about it.
+func (s *server) authorized(r *http.Request) bool {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.opts.AdminToken)) == 1
+}

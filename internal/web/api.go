@@ -1,0 +1,105 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+)
+
+// jobsResponse is the body of GET /api/jobs.
+type jobsResponse struct {
+	Jobs []Job `json:"jobs"`
+}
+
+// runsResponse is the body of GET /api/jobs/{name}/runs.
+type runsResponse struct {
+	Runs []Run `json:"runs"`
+}
+
+// replicasResponse is the body of GET /api/replicas.
+type replicasResponse struct {
+	Replicas []Replica `json:"replicas"`
+}
+
+// errorResponse is the body of every API error.
+type errorResponse struct {
+	Error string `json:"error"`
+}
+
+func (s *server) apiJobs(w http.ResponseWriter, r *http.Request) {
+	jobs, err := s.src.Jobs(r.Context())
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, jobsResponse{Jobs: nonNil(jobs)})
+}
+
+func (s *server) apiJob(w http.ResponseWriter, r *http.Request) {
+	d, err := s.src.Job(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, normalizeDetail(d))
+}
+
+func (s *server) apiRuns(w http.ResponseWriter, r *http.Request) {
+	d, err := s.src.Job(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, runsResponse{Runs: nonNil(d.Runs)})
+}
+
+func (s *server) apiReplicas(w http.ResponseWriter, r *http.Request) {
+	reps, err := s.src.Replicas(r.Context())
+	if err != nil {
+		s.apiError(w, r, err)
+		return
+	}
+	reps = nonNil(reps)
+	for i := range reps {
+		reps[i].Running = nonNil(reps[i].Running)
+	}
+	writeJSON(w, http.StatusOK, replicasResponse{Replicas: reps})
+}
+
+// apiError answers 404 for ErrNotFound and 500 otherwise, with the error's
+// text: the API's readers are the cluster's operators, who need the cause.
+func (s *server) apiError(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, ErrNotFound) {
+		code = http.StatusNotFound
+	} else {
+		s.opts.Logger.Error().Err(err).Str("path", r.URL.Path).Msg("status page: source failed")
+	}
+	writeJSON(w, code, errorResponse{Error: err.Error()})
+}
+
+// writeJSON writes v with status code. API responses are never cached: they
+// are live state.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v) // a write error means the client left; nothing to do
+}
+
+// normalizeDetail makes empty lists encode as [] instead of null, so API
+// readers can iterate without a null check.
+func normalizeDetail(d JobDetail) JobDetail {
+	d.Runs = nonNil(d.Runs)
+	return d
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,289 @@
+// cronlock status page: keeps the server-rendered page current by polling
+// the JSON API. Every value from jobs or their output is put into the DOM
+// with textContent (never innerHTML), so it is shown as text and can never
+// run. Formatting mirrors internal/web/format.go.
+"use strict";
+
+(function () {
+  var NONE = "\u2014";
+  var body = document.body;
+  var admin = body.dataset.admin === "true";
+  var interval = Number(body.dataset.interval) || 1000;
+  var last = "";     // the last API response text, to skip identical renders
+  var timer = null;
+
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+
+  function fmtTime(s) {
+    if (!s) { return NONE; }
+    var d = new Date(s);
+    if (isNaN(d.getTime()) || d.getTime() <= 0) { return NONE; }
+    return d.toISOString().slice(0, 19).replace("T", " ") + "Z";
+  }
+
+  function fmtSeconds(sec) {
+    if (!(sec > 0)) { return NONE; }
+    if (sec < 60) { return sec.toFixed(1) + "s"; }
+    var s = Math.floor(sec);
+    if (sec < 3600) { return Math.floor(s / 60) + "m" + pad(s % 60) + "s"; }
+    var m = Math.floor(s / 60);
+    return Math.floor(m / 60) + "h" + pad(m % 60) + "m";
+  }
+
+  function fmtNext(s) {
+    if (!s) { return NONE; }
+    var d = (new Date(s).getTime() - Date.now()) / 1000;
+    if (d < 1) { return fmtTime(s) + " (due)"; }
+    return fmtTime(s) + " (in " + fmtSeconds(d) + ")";
+  }
+
+  function fmtToken(t) { return t ? String(t) : NONE; }
+
+  function fmtOffset(o) {
+    if (o === null || o === undefined) { return NONE; }
+    return (o >= 0 ? "+" : "") + o.toFixed(3) + "s";
+  }
+
+  // el builds an element; children are nodes or strings (made text nodes).
+  function el(tag, attrs) {
+    var e = document.createElement(tag);
+    var k;
+    for (k in attrs || {}) {
+      if (k === "text") { e.textContent = attrs[k]; } else { e.setAttribute(k, attrs[k]); }
+    }
+    for (k = 2; k < arguments.length; k++) {
+      var c = arguments[k];
+      if (c === null || c === undefined) { continue; }
+      e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    }
+    return e;
+  }
+
+  function muted(text) { return el("span", { "class": "muted", text: text }); }
+
+  function statusBadge(st) {
+    if (!st) { return muted("never run"); }
+    return el("span", { "class": "badge st-" + st, text: st });
+  }
+
+  function suspendedCell(s) {
+    return s ? el("span", { "class": "badge st-suspended", text: "suspended" }) : "no";
+  }
+
+  function actionButtons(job) {
+    var f = document.createDocumentFragment();
+    f.appendChild(el("button", { type: "button", "data-action": "trigger", "data-job": job.name, text: "Trigger" }));
+    f.appendChild(document.createTextNode(" "));
+    var act = job.suspended ? "resume" : "suspend";
+    f.appendChild(el("button", { type: "button", "data-action": act, "data-job": job.name,
+      text: job.suspended ? "Resume" : "Suspend" }));
+    return f;
+  }
+
+  function td(cls, label) {
+    var args = [ "td", { "class": cls, "data-label": label } ].concat([].slice.call(arguments, 2));
+    return el.apply(null, args);
+  }
+
+  function jobRow(j) {
+    var lock = j.running
+      ? el("span", null, j.holder || "", " ", muted("token " + fmtToken(j.token)))
+      : muted("free");
+    var tr = el("tr", { "data-job": j.name },
+      td("name", "Job", el("a", { href: "/jobs/" + encodeURIComponent(j.name), text: j.name })),
+      td("schedule", "Schedule", el("code", { text: j.schedule }), " ", muted(j.timezone)),
+      td("next", "Next run", j.suspended ? NONE : fmtNext(j.next)),
+      td("status", "Last status", statusBadge(j.last_status)),
+      td("last", "Last run", fmtTime(j.last_start)),
+      td("duration", "Duration", fmtSeconds(j.last_duration_seconds)),
+      td("lock", "Lock", lock),
+      td("suspended", "Suspended", suspendedCell(j.suspended)));
+    if (admin) { tr.appendChild(td("actions", "Actions", actionButtons(j))); }
+    return tr;
+  }
+
+  function replicaRow(r) {
+    var running = r.running && r.running.length ? r.running.join(", ") : muted("idle");
+    return el("tr", { "data-owner": r.owner },
+      td("owner", "Owner", r.owner),
+      td("host", "Host", r.host),
+      td("pid", "PID", String(r.pid)),
+      td("version", "Version", r.version),
+      td("started", "Started", fmtTime(r.started)),
+      td("running", "Running", running),
+      td("offset", "Clock offset", fmtOffset(r.clock_offset_seconds)));
+  }
+
+  function fillBody(tableId, items, row, emptyText, cols) {
+    var tbody = document.querySelector("#" + tableId + " tbody");
+    if (!tbody) { return; }
+    var f = document.createDocumentFragment();
+    items.forEach(function (it) { f.appendChild(row(it)); });
+    if (!items.length) {
+      f.appendChild(el("tr", { "class": "empty" }, el("td", { colspan: String(cols), "class": "muted", text: emptyText })));
+    }
+    tbody.replaceChildren(f);
+  }
+
+  function renderIndex(data) {
+    fillBody("jobs", data.jobs, jobRow, "No jobs configured.", 9);
+    fillBody("replicas", data.replicas, replicaRow, "No live replicas.", 7);
+  }
+
+  function fact(dl, label, cls, value) {
+    dl.appendChild(el("dt", { text: label }));
+    dl.appendChild(el("dd", { "class": cls }, value));
+  }
+
+  function runArticle(r) {
+    var h = el("h3", null, statusBadge(r.status), " ", el("span", { "class": "tick", text: fmtTime(r.tick) }));
+    if (r.manual) { h.appendChild(document.createTextNode(" ")); h.appendChild(el("span", { "class": "badge", text: "manual" })); }
+    var dl = el("dl", { "class": "facts" });
+    fact(dl, "Owner", "owner", r.owner);
+    fact(dl, "Token", "token", fmtToken(r.token));
+    fact(dl, "Attempts", "attempts", String(r.attempts));
+    fact(dl, "Started", "start", fmtTime(r.start));
+    fact(dl, "Ended", "end", fmtTime(r.end));
+    fact(dl, "Duration", "duration", fmtSeconds(r.duration_seconds));
+    fact(dl, "Exit code", "exit", r.exit_code === null || r.exit_code === undefined ? NONE : String(r.exit_code));
+    if (r.error) { fact(dl, "Error", "run-error", r.error); }
+    if (r.reason) { fact(dl, "Reason", "reason", r.reason); }
+    var a = el("article", { "class": "run", "data-tick": r.tick }, h, dl);
+    if (r.output) { a.appendChild(el("pre", { "class": "output", text: r.output })); }
+    return a;
+  }
+
+  function renderJob(d) {
+    var sum = document.getElementById("summary");
+    if (sum) {
+      sum.replaceChildren();
+      fact(sum, "Schedule", "schedule", el("span", null, el("code", { text: d.schedule }), " ", muted(d.timezone)));
+      fact(sum, "Next run", "next", d.suspended ? NONE : fmtNext(d.next));
+      fact(sum, "Last status", "status", statusBadge(d.last_status));
+      fact(sum, "Suspended", "suspended", suspendedCell(d.suspended));
+    }
+    var acts = document.getElementById("actions");
+    if (acts) { acts.replaceChildren(actionButtons(d)); }
+    var lock = document.getElementById("lock");
+    if (lock) {
+      lock.replaceChildren();
+      if (d.lock) {
+        fact(lock, "Holder", "owner", d.lock.owner);
+        fact(lock, "Token", "token", fmtToken(d.lock.token));
+        fact(lock, "Acquired", "acquired", fmtTime(d.lock.acquired_at));
+        fact(lock, "Expires", "expires", fmtTime(d.lock.expires_at));
+      } else {
+        lock.appendChild(el("dt", { text: "Holder" }));
+        lock.appendChild(el("dd", { "class": "owner muted", text: "not held" }));
+      }
+    }
+    var runs = document.getElementById("runs");
+    if (runs) {
+      var f = document.createDocumentFragment();
+      d.runs.forEach(function (r) { f.appendChild(runArticle(r)); });
+      if (!d.runs.length) { f.appendChild(el("p", { "class": "muted empty", text: "No runs yet." })); }
+      runs.replaceChildren(f);
+    }
+  }
+
+  function setUpdated(text, stale) {
+    var u = document.getElementById("updated");
+    if (!u) { return; }
+    u.textContent = text;
+    u.classList.toggle("stale", !!stale);
+  }
+
+  function getJSON(url) {
+    return fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" }).then(function (resp) {
+      return resp.text().then(function (text) {
+        if (!resp.ok) { throw new Error(resp.status + " " + text); }
+        return text;
+      });
+    });
+  }
+
+  // poll fetches the page's data and renders it when it changed.
+  function poll() {
+    var p;
+    if (body.dataset.page === "job") {
+      p = getJSON("/api/jobs/" + encodeURIComponent(body.dataset.job)).then(function (t) {
+        if (t !== last) { last = t; renderJob(JSON.parse(t)); }
+      });
+    } else {
+      p = Promise.all([ getJSON("/api/jobs"), getJSON("/api/replicas") ]).then(function (ts) {
+        var t = ts[0] + ts[1];
+        if (t !== last) { last = t; renderIndex({ jobs: JSON.parse(ts[0]).jobs, replicas: JSON.parse(ts[1]).replicas }); }
+      });
+    }
+    return p.then(function () {
+      var e = document.getElementById("error");
+      if (e && body.dataset.page === "index") { e.remove(); }
+      setUpdated("live · updated " + fmtTime(new Date().toISOString()), false);
+    }, function (err) {
+      setUpdated("stale · " + err.message, true);
+    });
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    if (document.visibilityState === "hidden") { return; }
+    timer = setTimeout(function () { poll().then(schedule); }, interval);
+  }
+
+  function showMessage(text, bad) {
+    var m = document.getElementById("message");
+    if (!m) { return; }
+    m.textContent = text;
+    m.hidden = false;
+    m.classList.toggle("bad", !!bad);
+  }
+
+  function tokenInput() { return document.getElementById("token"); }
+
+  function act(button) {
+    var job = button.dataset.job;
+    var action = button.dataset.action;
+    var input = tokenInput();
+    var token = input ? input.value : "";
+    button.disabled = true;
+    fetch("/api/jobs/" + encodeURIComponent(job) + "/" + action, {
+      method: "POST",
+      headers: { Authorization: "Bearer " + token, Accept: "application/json" },
+      cache: "no-store"
+    }).then(function (resp) {
+      return resp.json().catch(function () { return {}; }).then(function (b) {
+        if (resp.ok) {
+          showMessage(action + " " + job + ": done", false);
+        } else {
+          showMessage(action + " " + job + " refused (" + resp.status + "): " + (b.error || resp.statusText), true);
+        }
+      });
+    }, function (err) {
+      showMessage(action + " " + job + " failed: " + err.message, true);
+    }).then(function () {
+      button.disabled = false;
+      last = "";
+      return poll();
+    });
+  }
+
+  function init() {
+    var input = tokenInput();
+    if (input) {
+      input.value = sessionStorage.getItem("cronlock.adminToken") || "";
+      input.addEventListener("input", function () {
+        sessionStorage.setItem("cronlock.adminToken", input.value);
+      });
+    }
+    document.addEventListener("click", function (ev) {
+      var b = ev.target.closest && ev.target.closest("button[data-action]");
+      if (b && admin) { act(b); }
+    });
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") { poll().then(schedule); } else { clearTimeout(timer); }
+    });
+    schedule();
+  }
+
+  init();
+}());

@@ -1,0 +1,108 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is what a Source returns (possibly wrapped) for a job name it
+// does not know; the handler answers 404 for it.
+var ErrNotFound = errors.New("no such job")
+
+// Source is where the page and the API get their data and send their
+// actions. The daemon implements it over its scheduler and the shared KV
+// buckets; tests implement it in memory. Methods are called concurrently, once
+// per request, so they should be cheap enough to run every second per viewer.
+type Source interface {
+	// Jobs returns every configured job, in the order the page shows them.
+	Jobs(ctx context.Context) ([]Job, error)
+	// Job returns one job with its lock and its last runs, newest first.
+	Job(ctx context.Context, name string) (JobDetail, error)
+	// Replicas returns the live replicas.
+	Replicas(ctx context.Context) ([]Replica, error)
+	// Trigger starts a manual run of the job now.
+	Trigger(ctx context.Context, name string) error
+	// Suspend stops scheduling the job on every replica.
+	Suspend(ctx context.Context, name string) error
+	// Resume schedules a suspended job again on every replica.
+	Resume(ctx context.Context, name string) error
+}
+
+// Job is one configured job as the job list shows it. Its JSON form is part
+// of the public API: fields are only ever added, never renamed.
+type Job struct {
+	Name     string `json:"name"`
+	Schedule string `json:"schedule"`
+	Timezone string `json:"timezone"`
+	// Next is the next scheduled tick; absent when there is none (suspended,
+	// or a schedule that never fires again).
+	Next      time.Time `json:"next,omitzero"`
+	Suspended bool      `json:"suspended"`
+	// LastStatus is the status of the newest run ("" when it never ran):
+	// running, succeeded, failed, timeout, lost, cancelled, missed, abandoned.
+	LastStatus          string    `json:"last_status"`
+	LastStart           time.Time `json:"last_start,omitzero"`
+	LastEnd             time.Time `json:"last_end,omitzero"`
+	LastDurationSeconds float64   `json:"last_duration_seconds"`
+	// Running is true while a replica holds the job's lock and runs it;
+	// Holder (the replica's owner id) and Token (the lock's fencing token)
+	// are set only then.
+	Running bool   `json:"running"`
+	Holder  string `json:"holder,omitempty"`
+	Token   uint64 `json:"token,omitempty"`
+}
+
+// JobDetail is one job with its lock and recent runs (GET /api/jobs/{name}).
+type JobDetail struct {
+	Job
+	// Lock is the job's lock, or nil (JSON null) when nobody holds it.
+	Lock *Lock `json:"lock"`
+	// Runs are the last runs kept in the shared history, newest first.
+	Runs []Run `json:"runs"`
+}
+
+// Run is one run (or missed tick) of a job.
+type Run struct {
+	Tick            time.Time `json:"tick"`
+	Status          string    `json:"status"`
+	Attempts        int       `json:"attempts"`
+	Start           time.Time `json:"start,omitzero"`
+	End             time.Time `json:"end,omitzero"`
+	DurationSeconds float64   `json:"duration_seconds"`
+	// ExitCode is the command's exit status; nil (JSON null) when the run
+	// has no process exit (still running, missed, in-process job, killed).
+	ExitCode *int `json:"exit_code"`
+	// Output is the tail of the command's combined stdout and stderr, as the
+	// job printed it: display it as text, never as markup.
+	Output string `json:"output"`
+	Error  string `json:"error"`
+	Owner  string `json:"owner"`
+	Token  uint64 `json:"token"`
+	Manual bool   `json:"manual"`
+	// Reason says why a run was started or ended as it was (for example who
+	// triggered it, or why it was abandoned); "" when there is nothing to add.
+	Reason string `json:"reason"`
+}
+
+// Lock is a job's lock while held.
+type Lock struct {
+	Owner      string    `json:"owner"`
+	Token      uint64    `json:"token"`
+	AcquiredAt time.Time `json:"acquired_at,omitzero"`
+	ExpiresAt  time.Time `json:"expires_at,omitzero"`
+}
+
+// Replica is one live cronlock daemon.
+type Replica struct {
+	Owner   string    `json:"owner"`
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Version string    `json:"version"`
+	Started time.Time `json:"started,omitzero"`
+	// Running lists the jobs this replica is running now.
+	Running []string `json:"running"`
+	// ClockOffsetSeconds is this replica's clock minus the observer's, when
+	// measured; nil (JSON null) when unknown.
+	ClockOffsetSeconds *float64 `json:"clock_offset_seconds"`
+}

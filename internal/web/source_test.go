@@ -1,0 +1,177 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cronlock/cronlock/internal/web"
+)
+
+// memSource is an in-memory web.Source: the tests' stand-in for the daemon's
+// view of the cluster. Actions change its state as the real ones do
+// (suspend clears Next, trigger adds a manual run) and are counted.
+type memSource struct {
+	mu       sync.Mutex
+	order    []string
+	jobs     map[string]*web.JobDetail
+	replicas []web.Replica
+	calls    map[string]int // "trigger backup" -> count
+}
+
+func newMemSource() *memSource {
+	return &memSource{jobs: map[string]*web.JobDetail{}, calls: map[string]int{}}
+}
+
+// put adds or replaces a job.
+func (m *memSource) put(d web.JobDetail) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.jobs[d.Name]; !ok {
+		m.order = append(m.order, d.Name)
+	}
+	m.jobs[d.Name] = &d
+}
+
+// addRun prepends a finished run to a job and updates its last-run fields.
+func (m *memSource) addRun(name string, r web.Run) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.jobs[name]
+	d.Runs = append([]web.Run{r}, d.Runs...)
+	d.LastStatus, d.LastStart, d.LastEnd = r.Status, r.Start, r.End
+	d.LastDurationSeconds = r.DurationSeconds
+}
+
+func (m *memSource) setReplicas(r []web.Replica) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.replicas = r
+}
+
+func (m *memSource) count(call string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls[call]
+}
+
+func (m *memSource) totalCalls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, c := range m.calls {
+		n += c
+	}
+	return n
+}
+
+func (m *memSource) suspended(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.jobs[name].Suspended
+}
+
+func (m *memSource) Jobs(context.Context) ([]web.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]web.Job, 0, len(m.order))
+	for _, n := range m.order {
+		out = append(out, m.jobs[n].Job)
+	}
+	return out, nil
+}
+
+func (m *memSource) Job(_ context.Context, name string) (web.JobDetail, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.jobs[name]
+	if !ok {
+		return web.JobDetail{}, fmt.Errorf("job %q: %w", name, web.ErrNotFound)
+	}
+	c := *d
+	c.Runs = append([]web.Run(nil), d.Runs...)
+	return c, nil
+}
+
+func (m *memSource) Replicas(context.Context) ([]web.Replica, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]web.Replica(nil), m.replicas...), nil
+}
+
+func (m *memSource) act(name, action string, apply func(*web.JobDetail)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.jobs[name]
+	if !ok {
+		return fmt.Errorf("job %q: %w", name, web.ErrNotFound)
+	}
+	m.calls[action+" "+name]++
+	apply(d)
+	return nil
+}
+
+func (m *memSource) Trigger(_ context.Context, name string) error {
+	return m.act(name, "trigger", func(d *web.JobDetail) {
+		now := time.Now().UTC()
+		d.Runs = append([]web.Run{{Tick: now, Start: now, Status: "running", Attempts: 1,
+			Owner: "replica-a", Token: 99, Manual: true, Reason: "triggered from the status page"}}, d.Runs...)
+		d.LastStatus, d.LastStart = "running", now
+	})
+}
+
+func (m *memSource) Suspend(_ context.Context, name string) error {
+	return m.act(name, "suspend", func(d *web.JobDetail) { d.Suspended, d.Next = true, time.Time{} })
+}
+
+func (m *memSource) Resume(_ context.Context, name string) error {
+	return m.act(name, "resume", func(d *web.JobDetail) {
+		d.Suspended, d.Next = false, time.Now().Add(time.Minute).Truncate(time.Minute)
+	})
+}
+
+// xssPayload is what a hostile job prints: if the page ever treats output as
+// markup, one of these sets window.__pwned.
+const xssPayload = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`
+
+// fixture returns a source with three jobs: backup (idle, two runs),
+// report (running, locked) and evil (its output, error and reason are
+// markup), and two replicas.
+func fixture() *memSource {
+	m := newMemSource()
+	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	exit0, exit3 := 0, 3
+	m.put(web.JobDetail{
+		Job: web.Job{Name: "backup", Schedule: "*/5 * * * *", Timezone: "Europe/Berlin",
+			Next: time.Now().Add(3 * time.Minute).Truncate(time.Minute), LastStatus: "succeeded",
+			LastStart: base, LastEnd: base.Add(4200 * time.Millisecond), LastDurationSeconds: 4.2},
+		Runs: []web.Run{
+			{Tick: base, Status: "succeeded", Attempts: 1, Start: base, End: base.Add(4200 * time.Millisecond),
+				DurationSeconds: 4.2, ExitCode: &exit0, Output: "dumped 42 tables\n", Owner: "replica-a", Token: 7},
+			{Tick: base.Add(-5 * time.Minute), Status: "failed", Attempts: 2, Start: base.Add(-5 * time.Minute),
+				End: base.Add(-5*time.Minute + time.Second), DurationSeconds: 1, ExitCode: &exit3,
+				Output: "disk full\n", Error: "proc: command exited with status 3", Owner: "replica-b", Token: 6},
+		},
+	})
+	m.put(web.JobDetail{
+		Job: web.Job{Name: "report", Schedule: "@hourly", Timezone: "UTC", Next: time.Now().Add(time.Hour).Truncate(time.Hour),
+			LastStatus: "running", LastStart: base, Running: true, Holder: "replica-b", Token: 12},
+		Lock: &web.Lock{Owner: "replica-b", Token: 12, AcquiredAt: base, ExpiresAt: base.Add(30 * time.Second)},
+		Runs: []web.Run{{Tick: base, Status: "running", Attempts: 1, Start: base, Owner: "replica-b", Token: 12}},
+	})
+	m.put(web.JobDetail{
+		Job: web.Job{Name: "evil", Schedule: "@daily", Timezone: "UTC", LastStatus: "failed",
+			LastStart: base, LastEnd: base.Add(time.Second), LastDurationSeconds: 1},
+		Runs: []web.Run{{Tick: base, Status: "failed", Attempts: 1, Start: base, End: base.Add(time.Second),
+			DurationSeconds: 1, ExitCode: &exit3, Output: xssPayload + "\n", Error: xssPayload,
+			Reason: xssPayload, Owner: "replica-a", Token: 3}},
+	})
+	off := 0.012
+	m.setReplicas([]web.Replica{
+		{Owner: "replica-a", Host: "node-1", PID: 101, Version: "v1.4.0", Started: base.Add(-time.Hour), Running: nil},
+		{Owner: "replica-b", Host: "node-2", PID: 202, Version: "v1.4.0", Started: base.Add(-time.Hour),
+			Running: []string{"report"}, ClockOffsetSeconds: &off},
+	})
+	return m
+}
