@@ -118,6 +118,11 @@ func checkMerges(t *testing.T, values map[string]any) {
 	}
 	js := values["config"].(map[string]any)["jetstream"].(map[string]any)["merge"].(map[string]any)
 	res := values["config"].(map[string]any)["resolver"].(map[string]any)["merge"].(map[string]any)
+	for k := range res {
+		if !slices.Contains(resolverKeys, k) {
+			t.Errorf("nats-values.yaml: config.resolver.merge.%s: not an option of nats-server's resolver block", k)
+		}
+	}
 	js["store_dir"] = filepath.Join(dir, "js")
 	res["dir"] = filepath.Join(dir, "resolver")
 	top["jetstream"], top["resolver"], top["server_name"] = js, res, "nats-0"
@@ -135,6 +140,11 @@ func checkMerges(t *testing.T, values map[string]any) {
 			opts.SyncAlways, len(opts.TrustedOperators), opts.SystemAccount)
 	}
 }
+
+// resolverKeys are the options of nats-server's resolver block (as read
+// by server/opts.go in v2.15), which its parser, unlike those of other
+// blocks, does not reject when unknown.
+var resolverKeys = []string{"dir", "type", "allow_delete", "hard_delete", "limit", "ttl", "interval", "timeout"}
 
 // placeholders pairs nats-values.yaml's nsc placeholders with real values
 // of a fresh operator and system account.
