@@ -64,6 +64,9 @@ func parseDockerfile(t *testing.T, file string) dockerfile {
 		cur = ""
 		if in.cmd == "FROM" {
 			f := strings.Fields(in.args)
+			if len(f) == 0 {
+				t.Fatalf("%s:%d: FROM without an image", file, start)
+			}
 			st := stage{base: f[0]}
 			if len(f) == 3 && strings.EqualFold(f[1], "AS") {
 				st.name = f[2]
@@ -135,8 +138,8 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("Dockerfile:%d: go build without %s", goBuild.line, want)
 		}
 	}
-	if _, ok := build.last("ARG"); !ok {
-		t.Error("build stage: no ARG VERSION")
+	if arg, _ := build.last("ARG"); !strings.HasPrefix(arg.args, "VERSION") {
+		t.Errorf("build stage: ARG %q, want ARG VERSION", arg.args)
 	}
 	src, dst := copiedBinary(t, df)
 	if !strings.Contains(goBuild.args, "-o "+src+" ") {

@@ -149,12 +149,18 @@ var resolverKeys = []string{"dir", "type", "allow_delete", "hard_delete", "limit
 // placeholders pairs nats-values.yaml's nsc placeholders with real values
 // of a fresh operator and system account.
 func placeholders(t *testing.T, dir string) [][2]string {
-	var opts struct{ op, sys, sysJWT string }
+	t.Helper()
+	var op, sys string
 	conf := string(resolverConf(t, dir))
-	fmt.Sscanf(conf, "operator: %s\nsystem_account: %s\n", &opts.op, &opts.sys)
-	_, preload, _ := strings.Cut(conf, opts.sys+": ")
-	opts.sysJWT = strings.Fields(preload)[0]
-	return [][2]string{{"OPERATOR_JWT", opts.op}, {"SYS_ACCOUNT_JWT", opts.sysJWT}, {"SYS_ACCOUNT_ID", opts.sys}}
+	if _, err := fmt.Sscanf(conf, "operator: %s\nsystem_account: %s\n", &op, &sys); err != nil {
+		t.Fatalf("resolver.conf: %v", err)
+	}
+	_, preload, _ := strings.Cut(conf, sys+": ")
+	sysJWT := strings.Fields(preload)
+	if len(sysJWT) == 0 {
+		t.Fatal("resolver.conf: no system account JWT")
+	}
+	return [][2]string{{"OPERATOR_JWT", op}, {"SYS_ACCOUNT_JWT", sysJWT[0]}, {"SYS_ACCOUNT_ID", sys}}
 }
 
 func mustJSON(t *testing.T, v any) []byte {
