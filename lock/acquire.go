@@ -288,3 +288,11 @@ func (a *attempt) abandon() {
 		a.l.log.Debug().Str("key", a.key).Msg("lock: freed own write that landed after the acquire gave up")
 	}
 }
+
+// describe renders a holder for logs: "another owner" while none was read.
+func describe(h *Holder) string {
+	if h == nil {
+		return "another owner"
+	}
+	return h.String()
+}

@@ -1,13 +1,17 @@
-// Package deploy holds no Go code, only deployment files; this test keeps
+// Package deploy holds no Go code, only deployment files; its tests keep
 // them valid and consistent with each other: the cronlock configurations
 // pass cronlock's own strict decoder, the NATS configuration passes
-// nats-server's, and the stop timeouts of systemd and Kubernetes exceed the
-// longest stop cronlock's configuration allows.
+// nats-server's, the Kubernetes manifests decode strictly into the upstream
+// API types (k8s.io/api), the Helm values name only the chart's values, the
+// Dockerfile builds a static, versioned binary for a non-root user in an
+// image with a shell, and the stop timeouts of systemd and Kubernetes
+// exceed the longest stop cronlock's configuration allows.
 package deploy
 
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
@@ -43,80 +46,47 @@ func TestCronlockYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkProduction(t, cfg)
+	if n := len(strings.Split(cfg.NATS.URL, ",")); n != 3 {
+		t.Errorf("%s: nats.url lists %d servers, want the 3 of the cluster", cfg.Path, n)
+	}
+}
+
+// yamlChecks has the test that checks each YAML file here, so that a new
+// file cannot go unchecked.
+var yamlChecks = map[string]string{
+	"cronlock.yaml":    "TestCronlockYAML",
+	"kubernetes.yaml":  "TestKubernetes",
+	"nats-values.yaml": "TestNATSValues",
+}
+
+func TestEveryYAMLFileChecked(t *testing.T) {
+	for _, pat := range []string{"*.yaml", "*.yml"} {
+		files, err := filepath.Glob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if yamlChecks[f] == "" {
+				t.Errorf("%s: no test checks it; add one to yamlChecks", f)
+			}
+		}
+	}
 }
 
 // checkProduction checks what the README promises of a production config.
 func checkProduction(t *testing.T, cfg *config.Config) {
 	t.Helper()
-	if n := len(strings.Split(cfg.NATS.URL, ",")); n != 3 {
-		t.Errorf("%s: nats.url lists %d servers, want the 3 of the cluster", cfg.Path, n)
-	}
 	if cfg.NATS.CredsFile == "" {
 		t.Errorf("%s: no nats.creds_file", cfg.Path)
 	}
 	if cfg.Lock.Replicas != 3 {
 		t.Errorf("%s: lock.replicas = %d, want 3 (R3 buckets)", cfg.Path, cfg.Lock.Replicas)
 	}
-	if cfg.HTTP.Listen != "0.0.0.0:9090" {
-		t.Errorf("%s: http.listen = %q, want 0.0.0.0:9090 for probes and scraping", cfg.Path, cfg.HTTP.Listen)
+	// The port spelled out: the manifests and the scrape config depend on
+	// it, not on cronlock's default.
+	if host, port, err := net.SplitHostPort(cfg.HTTP.Listen); err != nil || host != "0.0.0.0" || port == "" || port == "0" {
+		t.Errorf("%s: http.listen = %q, want 0.0.0.0:PORT for probes and scraping", cfg.Path, cfg.HTTP.Listen)
 	}
-}
-
-// The ConfigMap's file is cronlock.yaml with other NATS addresses, and the
-// Deployment's numbers agree with it.
-func TestKubernetes(t *testing.T) {
-	docs := kubernetesDocs(t)
-
-	cm := find(t, docs, "ConfigMap")
-	data, _ := cm["data"].(map[string]any)
-	text, _ := data["cronlock.yaml"].(string)
-	cfg, err := config.Parse("kubernetes.yaml:cronlock.yaml", []byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkProduction(t, cfg)
-	file, err := config.Load("cronlock.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := sameButNATS(cfg), sameButNATS(file); a != b {
-		t.Errorf("the ConfigMap differs from cronlock.yaml in more than nats and job env:\n%s\n---\n%s", a, b)
-	}
-
-	dep := find(t, docs, "Deployment")
-	get := func(path ...string) any {
-		var v any = dep
-		for _, p := range path {
-			m, _ := v.(map[string]any)
-			v = m[p]
-		}
-		return v
-	}
-	if r := get("spec", "replicas"); fmt.Sprint(r) != "3" {
-		t.Errorf("replicas: %v, want 3", r)
-	}
-	pod := get("spec", "template", "spec").(map[string]any)
-	grace := time.Duration(toInt(pod["terminationGracePeriodSeconds"])) * time.Second
-	if budget := stopBudget(cfg); grace <= budget {
-		t.Errorf("terminationGracePeriodSeconds %v: not longer than a stop can take (%v)", grace, budget)
-	}
-	ctr := pod["containers"].([]any)[0].(map[string]any)
-	if cmd := fmt.Sprint(ctr["command"]); cmd != "[cronlock run -c /etc/cronlock/cronlock.yaml]" {
-		t.Errorf("command: %s", cmd)
-	}
-	for probe, path := range map[string]string{"readinessProbe": "/readyz", "livenessProbe": "/healthz"} {
-		p, _ := ctr[probe].(map[string]any)
-		h, _ := p["httpGet"].(map[string]any)
-		if h["path"] != path {
-			t.Errorf("%s: path %v, want %s", probe, h["path"], path)
-		}
-	}
-	ann := get("spec", "template", "metadata", "annotations").(map[string]any)
-	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != "9090" {
-		t.Errorf("scrape annotations: %v", ann)
-	}
-	find(t, docs, "PodDisruptionBudget")
-	find(t, docs, "Secret")
 }
 
 // sameButNATS renders cfg without what legitimately differs between the VM
@@ -129,47 +99,6 @@ func sameButNATS(cfg *config.Config) string {
 		c.Jobs[i].Env, c.Jobs[i].Line = nil, 0
 	}
 	return fmt.Sprintf("%+v", c)
-}
-
-func kubernetesDocs(t *testing.T) []map[string]any {
-	b, err := os.ReadFile("kubernetes.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []map[string]any
-	for _, part := range strings.Split(string(b), "\n---\n") {
-		var doc map[string]any
-		if err := yaml.Unmarshal([]byte(part), &doc); err != nil {
-			t.Fatalf("kubernetes.yaml: %v", err)
-		}
-		if doc != nil {
-			docs = append(docs, doc)
-		}
-	}
-	return docs
-}
-
-func find(t *testing.T, docs []map[string]any, kind string) map[string]any {
-	t.Helper()
-	for _, d := range docs {
-		if d["kind"] == kind {
-			return d
-		}
-	}
-	t.Fatalf("kubernetes.yaml: no %s", kind)
-	return nil
-}
-
-func toInt(v any) int64 {
-	switch n := v.(type) {
-	case uint64:
-		return int64(n)
-	case int64:
-		return n
-	case int:
-		return int64(n)
-	}
-	return 0
 }
 
 func TestSystemdUnit(t *testing.T) {
@@ -196,6 +125,8 @@ func TestSystemdUnit(t *testing.T) {
 	for k, want := range map[string]string{
 		"Type": "simple", "Restart": "always", "KillMode": "mixed", "KillSignal": "SIGTERM",
 		"User": "cronlock", "ExecStart": "/usr/local/bin/cronlock run -c /etc/cronlock/cronlock.yaml",
+		// Job secrets; "-": optional.
+		"EnvironmentFile": "-/etc/cronlock/env",
 	} {
 		if unit[k] != want {
 			t.Errorf("%s=%s, want %s", k, unit[k], want)
