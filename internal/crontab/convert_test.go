@@ -66,27 +66,27 @@ func yes(b bool) string {
 func TestConvertedTimesMatchVixie(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ zone, spec string }{
-		{"", "0 0 1,15 * MON"},     // either day (neither field begins with '*')
-		{"", "30 4 1-7 * fri"},     // either day, lower-case name
-		{"", "0 0 */2 * *"},        // odd dates
-		{"", "0 0 * * */2"},        // Sun, Tue, Thu, Sat
-		{"", "0 0 */1 * MON"},      // '*'-field matches all: Mondays
-		{"", "0 0 1-31 * MON"},     // either day, one of them every day: daily
-		{"", "0 0 1,* * MON"},      // Vixie: no leading '*', so either day: daily
-		{"", "0 0 1 * 1-7"},        // 1-7 is every weekday: daily
-		{"", "0 12 * * 7"},         // 7 is Sunday
-		{"", "15 10 * * 5-7"},      // Fri-Sun
-		{"", "15 10 * * 0,7"},      // Sunday twice
-		{"", "0 12 13 * 5"},        // the 13th or Fridays
-		{"", "0 0 * * sun-sat"},    // daily
-		{"", "5 */4 * jan,JUL *"},  // names in lists
-		{"", "0 9 * * 1-5"},        // weekdays
-		{"", "*/7 * * * *"},        // steps restart each hour
+		{"", "0 0 1,15 * MON"},      // either day (neither field begins with '*')
+		{"", "30 4 1-7 * fri"},      // either day, lower-case name
+		{"", "0 0 */2 * *"},         // odd dates
+		{"", "0 0 * * */2"},         // Sun, Tue, Thu, Sat
+		{"", "0 0 */1 * MON"},       // '*'-field matches all: Mondays
+		{"", "0 0 1-31 * MON"},      // either day, one of them every day: daily
+		{"", "0 0 1,* * MON"},       // Vixie: no leading '*', so either day: daily
+		{"", "0 0 1 * 1-7"},         // 1-7 is every weekday: daily
+		{"", "0 12 * * 7"},          // 7 is Sunday
+		{"", "15 10 * * 5-7"},       // Fri-Sun
+		{"", "15 10 * * 0,7"},       // Sunday twice
+		{"", "0 12 13 * 5"},         // the 13th or Fridays
+		{"", "0 0 * * sun-sat"},     // daily
+		{"", "5 */4 * jan,JUL *"},   // names in lists
+		{"", "0 9 * * 1-5"},         // weekdays
+		{"", "*/7 * * * *"},         // steps restart each hour
 		{"", "0-10/3 8-20/4 * * *"}, // stepped ranges
-		{"", "0 0 29 2 *"},         // leap day
-		{"", "0 0 * */2 *"},        // odd months
-		{"", "30 1 * * Tue,thu"},   // mixed case
-		{"", "59 23 31 * *"},       // months with a 31st
+		{"", "0 0 29 2 *"},          // leap day
+		{"", "0 0 * */2 *"},         // odd months
+		{"", "30 1 * * Tue,thu"},    // mixed case
+		{"", "59 23 31 * *"},        // months with a 31st
 		{"", "* * * * *"},
 		{"", "@yearly"}, {"", "@annually"}, {"", "@monthly"}, {"", "@weekly"},
 		{"", "@daily"}, {"", "@midnight"}, {"", "@hourly"},
