@@ -10,7 +10,8 @@
 //     passes them to those entries (quotes around the value are removed).
 //   - CRON_TZ= (or TZ=) becomes the job's `timezone`. Without one cron ran the
 //     entries in the host's local time, while cronlock reads schedules in
-//     UTC: the output says so, and Options.Timezone fills the gap.
+//     UTC: the output says so, and Options.Timezone fills the gap (also as
+//     the job's TZ, since the host's zone was the command's local time).
 //   - '%' keeps its cron meaning: the first unescaped '%' ends the command,
 //     the rest is its standard input with every further '%' a newline, and
 //     "\%" is a literal '%'. The input becomes a here-document.

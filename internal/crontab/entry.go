@@ -104,6 +104,11 @@ func (c *converter) finish(j *jobOut) *problem {
 			j.env = append(j.env, [2]string{k, c.env[k]})
 		}
 	}
+	if j.zoneSrc == "--timezone" {
+		// The host's zone was also the commands' local time under cron
+		// (date, logs); keep it so whatever zone cronlock runs in.
+		j.env = append(j.env, [2]string{"TZ", j.timezone})
+	}
 	c.jobs = append(c.jobs, j)
 	return nil
 }

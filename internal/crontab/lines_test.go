@@ -149,6 +149,10 @@ TZ=
 	if cfg.Jobs[0].Timezone != "Europe/Berlin" || cfg.Jobs[2].Timezone != "Asia/Tokyo" || cfg.Jobs[3].Timezone != "Europe/Berlin" {
 		t.Errorf("--timezone: zones %q %q %q", cfg.Jobs[0].Timezone, cfg.Jobs[2].Timezone, cfg.Jobs[3].Timezone)
 	}
+	// The host's zone was the commands' local time too.
+	if cfg.Jobs[0].Env["TZ"] != "Europe/Berlin" || cfg.Jobs[2].Env["TZ"] != "America/New_York" || cfg.Jobs[3].Env["TZ"] != "Europe/Berlin" {
+		t.Errorf("--timezone: env TZ %q %q %q", cfg.Jobs[0].Env["TZ"], cfg.Jobs[2].Env["TZ"], cfg.Jobs[3].Env["TZ"])
+	}
 	if len(res.Notes) != 0 || strings.Contains(string(res.YAML), "no timezone") {
 		t.Errorf("a UTC note although every job has a zone: %q", res.Notes)
 	}

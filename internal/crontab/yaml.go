@@ -68,7 +68,11 @@ func (c *converter) renderJob(b *bytes.Buffer, j *jobOut) {
 	if j.user != "" {
 		fmt.Fprintf(b, "  # cron ran this as user %s; cronlock runs it as its own user.\n", commentText(j.user))
 	}
-	if j.zoneSrc != "" {
+	switch j.zoneSrc {
+	case "--timezone":
+		b.WriteString("  # timezone from --timezone, and env TZ: the host's zone was also the command's local time.\n")
+	case "":
+	default:
 		fmt.Fprintf(b, "  # timezone from %s.\n", j.zoneSrc)
 	}
 	fmt.Fprintf(b, "  - name: %s\n", j.name)
