@@ -2,13 +2,16 @@ package crontab
 
 import "strings"
 
+// inCrontab ends the hints that show a command with '%' in it.
+const inCrontab = ` (in a crontab, write each % as \%)`
+
 // Hints for the extensions of other crons (Quartz, AWS, Jenkins, fcron,
 // OpenBSD cron) that neither Vixie cron nor cronlock's schedules accept.
 const (
 	hintLast = `run on the candidate days and test in the command, e.g. day-of-month 28-31 with ` +
-		`[ "$(date -d tomorrow +%d)" = 01 ] && ... for the last day of the month`
+		`[ "$(date -d tomorrow +%d)" = 01 ] && ... for the last day of the month` + inCrontab
 	hintNth = `use day-of-month 1-7 (8-14, ...) with day-of-week * and test the weekday in the command, ` +
-		`e.g. [ "$(date +%u)" = 1 ] && ... for the first Monday`
+		`e.g. [ "$(date +%u)" = 1 ] && ... for the first Monday` + inCrontab
 	hintWeekday  = "list the days explicitly, or test the date in the command"
 	hintQuestion = "write * instead of ?"
 	hintRandom   = "pick a fixed value: cronlock runs each tick on one replica, so spreading load by random minutes is not needed"

@@ -202,7 +202,7 @@ func TestSystemCrontab(t *testing.T) {
 	if got := cfg.Jobs[0].Command; !slices.Equal(got, []string{"/bin/sh", "-c", "cd / && run-parts --report /etc/cron.hourly"}) {
 		t.Errorf("command %q", got)
 	}
-	if cfg.Jobs[1].Name != "php-artisan" || cfg.Jobs[0].Name != "cd" {
+	if cfg.Jobs[1].Name != "php-artisan" || cfg.Jobs[0].Name != "run-parts-cron-hourly" {
 		t.Errorf("names %q %q", cfg.Jobs[0].Name, cfg.Jobs[1].Name)
 	}
 	for i, w := range []string{"/etc/crontab:4: no command", "/etc/crontab:5: \"2027\" in place of the user"} {
@@ -224,6 +224,8 @@ func TestNamesUniqueAndValid(t *testing.T) {
 0 7 * * * ./!!!
 0 8 * * * ` + strings.Repeat("x", 300) + `
 0 9 * * * backup
+0 10 * * MON [ $(( $(date +\%-d) \% 2 )) = 1 ] && /usr/local/bin/rotate-keys
+0 11 * * * cd /srv/app && make -s clean; true
 `
 	res, err := Convert([]byte(tab), Options{})
 	if err != nil || len(res.Errors) > 0 {
@@ -241,7 +243,7 @@ func TestNamesUniqueAndValid(t *testing.T) {
 		got = append(got, j.Name)
 	}
 	want := []string{"backup", "backup-2", "backup-2-2", "weird", "run-parts-cron-daily", "python3-clean_up",
-		"job", strings.Repeat("x", maxBaseName), "backup-3"}
+		"job", strings.Repeat("x", maxBaseName), "backup-3", "rotate-keys", "make"}
 	if !slices.Equal(got, want) {
 		t.Errorf("names\n%q\nwant\n%q", got, want)
 	}

@@ -19,7 +19,7 @@ const fallbackName = "job"
 // they do: "run-parts /etc/cron.daily" becomes run-parts-cron-daily.
 var wrappers = map[string]bool{
 	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "env": true,
-	"nice": true, "nohup": true, "cd": true, "run-parts": true, "php": true,
+	"nice": true, "nohup": true, "run-parts": true, "php": true,
 	"python": true, "python3": true, "perl": true, "ruby": true, "node": true,
 }
 
@@ -47,8 +47,30 @@ func (n *names) next(cmd string) string {
 	return name
 }
 
-// nameWords picks the words of cmd a name is made of.
+// guards are programs that only decide whether or where the real command
+// runs ("cd /srv && make", "[ -x /usr/bin/x ] && x"): the name comes from
+// the command after them.
+var guards = map[string]bool{"[": true, "[[": true, "test": true, "cd": true, "true": true, ":": true}
+
+// commandSep splits a command line into its commands, roughly: good enough
+// to find a name, not to parse shell.
+var commandSep = strings.NewReplacer("&&", "\x00", "||", "\x00", ";", "\x00", "|", "\x00")
+
+// nameWords picks the words of cmd a name is made of: those of the first
+// command that is not a guard.
 func nameWords(cmd string) string {
+	parts := strings.Split(commandSep.Replace(cmd), "\x00")
+	for _, p := range parts {
+		if f := strings.Fields(p); len(f) > 0 && !guards[f[0]] {
+			return programWords(p)
+		}
+	}
+	return programWords(parts[0])
+}
+
+// programWords returns the base name of the program of a simple command,
+// and of its first argument if the program is a wrapper.
+func programWords(cmd string) string {
 	var words []string
 	for _, w := range strings.Fields(cmd) {
 		if len(words) == 0 && isAssignment(w) {

@@ -78,7 +78,7 @@ func days(dom, dow field) (string, string, *problem) {
 		}
 		return "", "", problemf(
 			`keep one day field and write the other as *, then test the other in the command, `+
-				`e.g. [ $(( $(date +%-d) % 2 )) = 1 ] && ... for odd dates`,
+				`e.g. [ $(( $(date +%-d) % 2 )) = 1 ] && ... for odd dates`+inCrontab,
 			"day-of-month %q and day-of-week %q: cron runs this only on days that match both "+
 				"(a day field beginning with '*' turns off its either-day rule), "+
 				"but cronlock would run it on days that match either", dom.text, dow.text)
