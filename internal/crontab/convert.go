@@ -101,6 +101,7 @@ type jobOut struct {
 	line              int
 	text              string
 	name, spec, note  string
+	nameFrom          string // the command the name is derived from
 	user              string
 	timezone, zoneSrc string
 	shell             string // SHELL, or "" for cronlock's /bin/sh

@@ -3,6 +3,9 @@ package crontab
 import (
 	"regexp"
 	"strings"
+	"time"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 // fieldCount is the number of time fields of a cron entry.
@@ -81,8 +84,7 @@ func (c *converter) command(j *jobOut, rest string) *problem {
 			return p
 		}
 	}
-	j.cmd = cmd
-	j.name = c.names.next(name)
+	j.cmd, j.nameFrom = cmd, name
 	return nil
 }
 
@@ -104,12 +106,39 @@ func (c *converter) finish(j *jobOut) *problem {
 			j.env = append(j.env, [2]string{k, c.env[k]})
 		}
 	}
+	if p := checkSchedule(j); p != nil {
+		return p
+	}
 	if j.zoneSrc == "--timezone" {
 		// The host's zone was also the commands' local time under cron
 		// (date, logs); keep it so whatever zone cronlock runs in.
 		j.env = append(j.env, [2]string{"TZ", j.timezone})
 	}
+	j.name = c.names.next(j.nameFrom)
 	c.jobs = append(c.jobs, j)
+	return nil
+}
+
+// checkSchedule makes sure cronlock accepts j's schedule, as `cronlock
+// validate` will: it parses, and it fires (cron accepts "0 0 30 2 *" and
+// never runs it).
+func checkSchedule(j *jobOut) *problem {
+	loc := time.UTC
+	if j.timezone != "" {
+		l, err := time.LoadLocation(j.timezone)
+		if err != nil {
+			return problemf(`use an IANA name such as "Europe/Berlin"`, "unknown time zone %q", j.timezone)
+		}
+		loc = l
+	}
+	s, err := job.ParseSchedule(j.spec, loc)
+	if err != nil {
+		return problemf("", "cronlock cannot read the converted schedule: %v", err)
+	}
+	if job.NeverFires(s) {
+		return problemf("check the day-of-month and month fields",
+			"schedule %q never fires: no calendar date matches its day and month fields (cron never runs it either)", j.spec)
+	}
 	return nil
 }
 

@@ -41,6 +41,8 @@ func TestReportedLines(t *testing.T) {
 		{"1X=2", `"1X" is not a valid variable name`, "letters"},
 		{"0 0 */2 * MON echo", "only on days that match both", "test the other"},
 		{"0 0 * * * %input only", "no command before '%'", ""},
+		{"0 0 30 2 * echo never", `schedule "0 0 30 2 *" never fires`, "day-of-month"},
+		{"0 0 31 4,jun * echo never", `schedule "0 0 31 4,jun *" never fires`, "day-of-month"},
 	}
 	var tab strings.Builder
 	tab.WriteString("# a comment\n\n   \t\n")
