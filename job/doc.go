@@ -55,8 +55,32 @@
 //
 // "@every D" is unaffected by time zones and DST.
 //
+// # Day of month and day of week
+//
+// A day matches when both day fields match it, except that when both are
+// restricted a day matches if either does: "0 0 1,15 * MON" runs on the 1st,
+// the 15th and every Monday. A day field counts as unrestricted when
+// robfig/cron, which parses the fields, marks it as a star: "*", "?", "*/1",
+// or a list containing one of them. "*/2" and "1-31" count as restricted.
+//
+// This is robfig/cron's rule, not Vixie cron's (nor cronie's, which keeps
+// Vixie's): Vixie cron counts a day field as unrestricted when its text
+// begins with '*'. So "0 0 */2 * MON" runs on Mondays with an odd date under
+// Vixie cron, and here on odd dates and on Mondays. The two rules agree
+// whenever a day field is exactly "*" or neither begins with '*' (and
+// neither is a list with a '*' after its first element). `cronlock import
+// crontab` converts crontab lines to specs with Vixie's meaning, or reports
+// the lines that have none here.
+//
+// # Never-firing schedules and the search horizon
+//
 // Next looks at most five calendar years ahead (to the end of the fifth year
 // after its argument's year) and returns the zero time if the spec has no
-// tick there, e.g. "0 0 30 2 *"; "0 0 29 2 *" always finds the next leap
-// day.
+// tick there. A spec such as "0 0 30 2 *" has no tick at all; NeverFires
+// reports it and Job.Validate rejects it. A spec that fires rarely can
+// also have no tick within the horizon: "0 0 29 2 *" finds the next leap
+// day from most instants, but asked between 2096-02-29 and the end of 2098
+// Next returns the zero time, because 2100 is not a leap year and 2104 is
+// beyond the horizon. The scheduler treats the zero time as "no further
+// tick" for that job until it is reloaded or restarted.
 package job

@@ -14,9 +14,10 @@ const starBit = 1 << 63
 // times map to instants is specSchedule's business.
 type fields struct {
 	second, minute, hour, dom, month, dow uint64
-	// domStar and dowStar record a '*' (or '?') in the day fields. As in
-	// Vixie cron, when both day fields are restricted a day matches if
-	// EITHER matches; otherwise both must.
+	// domStar and dowStar record robfig/cron's star bit in the day fields
+	// ("*", "?", "*/1"; not "*/2"). When both day fields are restricted a
+	// day matches if EITHER matches; otherwise both must. Vixie cron
+	// decides by a leading '*' instead; see the package documentation.
 	domStar, dowStar bool
 }
 

@@ -100,8 +100,10 @@ func (j Job) Validate() error {
 	if err := ValidateName(j.Name); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := j.ParsedSchedule(); err != nil {
+	if s, err := j.ParsedSchedule(); err != nil {
 		add("%w", err)
+	} else if NeverFires(s) {
+		add("schedule %s never fires: no calendar date matches its day and month fields", quote(j.Schedule))
 	}
 	if j.Run == nil {
 		add("run: must not be nil")

@@ -46,6 +46,7 @@ func TestValidateErrors(t *testing.T) {
 		{func(j *Job) { j.Name = "a b" }, `job name "a b": character ' '`},
 		{func(j *Job) { j.Schedule = "61 * * * *" }, `job "reports.daily": schedule "61 * * * *": end of range (61) above maximum (59)`},
 		{func(j *Job) { j.Schedule = "" }, `job "reports.daily": schedule "": empty`},
+		{func(j *Job) { j.Schedule = "0 0 30 2 *" }, `job "reports.daily": schedule "0 0 30 2 *" never fires`},
 		{func(j *Job) { j.Run = nil }, `job "reports.daily": run: must not be nil`},
 		{func(j *Job) { j.Timeout = -time.Second }, `job "reports.daily": timeout: must not be negative, got -1s`},
 		{func(j *Job) { j.Retries = -1 }, `job "reports.daily": retries: must not be negative, got -1`},

@@ -40,7 +40,9 @@ var parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
 //     leading seconds field ("0 */5 * * * *"); ranges, lists, steps, month
 //     and weekday names as in robfig/cron (which does the field parsing);
 //     '?' is a synonym of '*'. When both day fields are restricted a day
-//     matches if either does (Vixie cron).
+//     matches if either does; "*/2" counts as restricted, unlike in Vixie
+//     cron (see "Day of month and day of week" in the package
+//     documentation).
 //   - descriptors @yearly (@annually), @monthly, @weekly, @daily
 //     (@midnight), @hourly;
 //   - "@every D" with D a Go duration (time.ParseDuration) that is a whole

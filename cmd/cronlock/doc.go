@@ -10,6 +10,8 @@
 //	cronlock status   [-c FILE] [-n N] [--json]              each job's last N (default 5) runs
 //	cronlock trigger  [-c FILE] JOB                          run one job once now, under its lock
 //	cronlock unlock   [-c FILE] --force JOB                  force-release a job's lock
+//	cronlock import crontab [-o FILE] [--system] [--timezone ZONE] CRONTAB
+//	                                                         convert a crontab (- for stdin) into a configuration
 //	cronlock version
 //	cronlock help [COMMAND]
 //
@@ -22,7 +24,9 @@
 // Exit codes: 0 ok; 1 runtime failure (NATS unreachable, a failed or
 // not-acquired trigger, a lock that is not held); 2 bad usage or a bad
 // configuration file, whose errors are printed one a line as
-// FILE:LINE: FIELD: MESSAGE.
+// FILE:LINE: FIELD: MESSAGE, or a crontab with lines `import crontab` could
+// not convert, printed as CRONTAB:LINE: REASON (hint: ...) after the
+// converted jobs were written.
 //
 // # Reaching NATS
 //

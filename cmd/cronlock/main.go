@@ -20,13 +20,14 @@ const (
 
 func main() {
 	proc.Init() // first: in a job's supervisor process it never returns
-	c := &cli{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	c := &cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	os.Exit(c.main(context.Background(), os.Args[1:]))
 }
 
 // cli is one invocation of cronlock, with its output streams and
 // environment injected so tests can run commands in-process.
 type cli struct {
+	stdin          io.Reader // nil reads as empty
 	stdout, stderr io.Writer
 	getenv         func(string) string
 }
@@ -47,6 +48,7 @@ var commands = []command{
 	{"status", "show each job's last runs from the shared history", (*cli).status},
 	{"trigger", "run one job once now, under its lock, in this process", (*cli).trigger},
 	{"unlock", "force-release a job's lock", (*cli).unlock},
+	{"import", "convert a crontab into a configuration file", (*cli).importCrontab},
 	{"version", "print the version", (*cli).version},
 }
 

@@ -31,6 +31,8 @@ func TestValidateBadFiles(t *testing.T) {
 			[]string{"FILE:6: jobs[1].name", `"a"`}},
 		{"both command and shell", head + "  - name: a\n    schedule: \"@daily\"\n    shell: \"true\"\n    command: [\"true\"]\n",
 			[]string{"FILE:5: jobs[0].", "command", "shell"}},
+		{"schedule that never fires", head + "  - name: a\n    schedule: \"0 0 30 2 *\"\n    shell: \"true\"\n",
+			[]string{`FILE:4: jobs[0].schedule: job "a": schedule "0 0 30 2 *" never fires`}},
 		{"several errors at once", head + "  - name: a\n    schedule: \"@fortnightly\"\n    shell: \"true\"\n    retries: -1\n",
 			[]string{"FILE:4: jobs[0].schedule", "FILE:6: jobs[0].retries"}},
 	} {

@@ -94,6 +94,7 @@ func TestParseErrors(t *testing.T) {
 			{"8: jobs[2].name", `duplicate job name "a" (first used by jobs[0] at line 2)`}}},
 		{"bad cron spec", "jobs:\n  - name: a\n    shell: x\n  - name: b\n    schedule: \"0 61 * * * *\"\n    shell: x\n    schedule: \"* * * * *\"\n", []want{
 			{"2: jobs[0].schedule", "is required"}, {"5: jobs[1].schedule", `schedule "0 61 * * * *"`}, {"7: jobs[1].schedule", "duplicate key"}}},
+		{"schedule that never fires", "jobs:\n  - name: a\n    schedule: \"0 0 30 2 *\"\n    shell: x\n", []want{{"3: jobs[0].schedule", `job "a": schedule "0 0 30 2 *" never fires`}}},
 		{"empty schedule", "jobs:\n  - name: a\n    schedule: \" \"\n    shell: x\n", []want{{"3: jobs[0].schedule", "must not be empty"}}},
 		{"bad time zone", "jobs:\n  - name: a\n    schedule: \"0 0 6 * * *\"\n    timezone: Europe/Berln\n    shell: x\n", []want{{"4: jobs[0].timezone", `unknown time zone "Europe/Berln"`}}},
 		{"bad CRON_TZ in spec", "jobs:\n  - name: a\n    schedule: \"CRON_TZ=Nowhere/X 0 0 6 * * *\"\n    shell: x\n", []want{{"3: jobs[0].schedule", "Nowhere/X"}}},

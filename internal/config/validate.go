@@ -199,8 +199,12 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 	case strings.TrimSpace(j.Schedule) == "":
 		d.check(true, at("schedule"), nil, "must not be empty")
 	case j.Location != nil:
-		if _, err := job.ParseSchedule(j.Schedule, j.Location); err != nil {
+		s, err := job.ParseSchedule(j.Schedule, j.Location)
+		if err != nil {
 			d.check(true, at("schedule"), nil, "%v", err)
+		} else if job.NeverFires(s) {
+			d.check(true, at("schedule"), nil, "job %s: schedule %s never fires: no calendar date matches its day and month fields",
+				quote(j.Name), quote(j.Schedule))
 		}
 	}
 

@@ -1,0 +1,45 @@
+package job
+
+// NeverFires reports whether s has no tick at any time: no calendar date
+// matches its month and day fields together, as in "0 0 30 2 *" or
+// "0 0 31 4,6,9,11 *". Such a spec parses, but a job with it would never
+// run, which is almost certainly a mistake; Job.Validate and cronlock's
+// configuration check reject it.
+//
+// The answer is structural, not a search from some instant, so it does not
+// depend on when it is asked: "0 0 29 2 *" fires (every leap year) even
+// though Next, which looks about five years ahead, returns the zero time
+// when asked between 2096-02-29 and the end of 2098. Schedules of other
+// types, including "@every D", always fire.
+func NeverFires(s Schedule) bool {
+	spec, ok := s.(*specSchedule)
+	if !ok {
+		return false
+	}
+	return !spec.f.someDate()
+}
+
+// leapYear is a year with a February 29, for daysIn: the widest month
+// lengths.
+const leapYear = 2000
+
+// someDate reports whether some calendar date matches the month and day
+// fields. Over the 400-year Gregorian cycle every date of every month,
+// February 29 included, falls on each of the seven weekdays, so it suffices
+// to try each allowed month, each day it can have and each weekday. The
+// hour, minute and second fields always allow at least one value.
+func (f *fields) someDate() bool {
+	for m := int64(1); m <= 12; m++ {
+		if f.month&(1<<uint(m)) == 0 {
+			continue
+		}
+		for d := int64(1); d <= daysIn(leapYear, m); d++ {
+			for wd := int64(0); wd < 7; wd++ {
+				if f.dayMatches(d, wd) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
