@@ -36,16 +36,15 @@ const (
 // after at most half that margin (1 s with the default 20 s lease) instead
 // of its grace, so it is gone before another replica starts the job.
 func Job(cj config.Job, lease time.Duration, log zerolog.Logger) job.Job {
-	grace := cj.Grace.Duration()
-	if grace == 0 {
-		grace = -1 // "grace: 0s": SIGKILL right after SIGTERM
-	}
 	cmd := proc.Command{
 		Argv:  cj.Command,
 		Shell: cj.Shell,
 		Env:   cj.Env,
 		Dir:   cj.Dir,
-		Grace: grace,
+		Grace: cj.Grace.Duration(),
+		// The config applies its default itself, so "grace: 0s" means
+		// none: SIGKILL right after SIGTERM.
+		NoGrace: cj.Grace == 0,
 	}
 	lostGrace := lease / 20
 	name := cj.Name

@@ -36,12 +36,16 @@ type Command struct {
 	// Dir is the working directory; "" means cronlock's.
 	Dir string
 	// Grace is how long the job may take to exit after SIGTERM before the
-	// group gets SIGKILL; 0 means DefaultGrace, a negative value SIGKILL
-	// right after SIGTERM. A StopCause can shorten it for one stop. It
-	// also bounds how long
-	// leftovers of a finished job and escaped holders of its output are
-	// waited for (see the package documentation).
+	// group gets SIGKILL; 0 means DefaultGrace and a negative value is an
+	// error. A StopCause can shorten it for one stop. It also bounds how
+	// long leftovers of a finished job and escaped holders of its output
+	// are waited for (see the package documentation).
 	Grace time.Duration
+	// NoGrace sends SIGKILL right after SIGTERM, both when stopping the
+	// job and to leftovers of a finished one; Grace is then ignored. It is
+	// a separate field because Grace's zero value means DefaultGrace.
+	// Output is still read for at least minOutputWait after the job ended.
+	NoGrace bool
 	// MaxLine is the longest logged output line in bytes; longer lines are
 	// cut (at a UTF-8 boundary where possible), the rest of the line is
 	// discarded and the entry carries truncated=true. 0 means
@@ -69,12 +73,13 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("proc: command exited with status %d", e.Code)
 }
 
+// grace is the effective time between SIGTERM and SIGKILL.
 func (c Command) grace() time.Duration {
 	switch {
+	case c.NoGrace:
+		return 0
 	case c.Grace > 0:
 		return c.Grace
-	case c.Grace < 0:
-		return 0
 	}
 	return DefaultGrace
 }
@@ -111,6 +116,8 @@ func (c Command) maxLine() int {
 // not well formed.
 func (c Command) argv() ([]string, error) {
 	switch {
+	case c.Grace < 0:
+		return nil, fmt.Errorf("proc: negative Grace %v (set NoGrace for none)", c.Grace)
 	case len(c.Argv) > 0 && c.Shell != "":
 		return nil, errors.New("proc: both Argv and Shell are set")
 	case len(c.Argv) > 0:

@@ -250,6 +250,7 @@ func TestInvalid(t *testing.T) {
 		{"missing command", proc.Command{Argv: []string{"/nonexistent/cronlock-test"}}, nil},
 		{"command not in PATH", proc.Command{Argv: []string{"cronlock-no-such-command"}}, nil},
 		{"missing dir", proc.Command{Shell: "true", Dir: missingDir}, nil},
+		{"negative Grace", proc.Command{Shell: "true", Grace: -time.Second}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cmd.Run(context.Background(), tc.extra)
@@ -377,6 +378,44 @@ func TestTimeoutTermIgnored(t *testing.T) {
 	}
 	if elapsed < timeout+grace || elapsed > timeout+grace+3*time.Second {
 		t.Fatalf("Run took %v, want about %v", elapsed, timeout+grace)
+	}
+}
+
+// NoGrace: SIGKILL follows SIGTERM at once, whatever Grace says.
+func TestNoGrace(t *testing.T) {
+	noLeaks(t)
+	const timeout = time.Second // long enough for sh to reach the trap
+	log, buf := logged()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	err := proc.Command{Shell: "trap '' TERM; echo ready; sleep 60", Grace: time.Minute, NoGrace: true, Logger: log}.Run(ctx, nil)
+	elapsed := time.Since(start)
+	if got := buf.messages(t, "stdout"); !slices.Equal(got, []string{"ready"}) {
+		t.Fatalf("stdout %q: sh did not reach the trap within %v", got, timeout)
+	}
+	var ee *proc.ExitError
+	if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL {
+		t.Fatalf("Run: %v, want killed by SIGKILL", err)
+	}
+	if elapsed > timeout+5*time.Second {
+		t.Fatalf("Run took %v, want about %v", elapsed, timeout)
+	}
+}
+
+// With NoGrace the job's last lines are still read after it exited.
+func TestNoGraceKeepsOutput(t *testing.T) {
+	noLeaks(t)
+	log, buf := logged()
+	err := proc.Command{Shell: "seq 1 3000; seq 1 3000 >&2", NoGrace: true, Logger: log}.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []string{"stdout", "stderr"} {
+		got := buf.messages(t, stream)
+		if len(got) != 3000 || got[2999] != "3000" {
+			t.Errorf("%s: %d lines, want 3000", stream, len(got))
+		}
 	}
 }
 
