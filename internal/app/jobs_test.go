@@ -30,7 +30,7 @@ func TestJobEnvironment(t *testing.T) {
 		Location: time.UTC,
 	}
 	logs := &logBuffer{}
-	j := app.Job(cj, 20*time.Second, newLogger(t, logs))
+	j := app.Job(cj, app.JobOptions{Lease: 20 * time.Second}, newLogger(t, logs))
 	tick := time.Date(2026, 3, 29, 3, 0, 0, 0, time.FixedZone("CEST", 2*3600))
 	ctx := job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: tick, Attempt: 2, Owner: "host:42", Token: 1234})
 	if err := j.Run(ctx); err != nil {
@@ -61,7 +61,7 @@ func TestJobEnvironment(t *testing.T) {
 func TestJobExitCode(t *testing.T) {
 	t.Parallel()
 	logs := &logBuffer{}
-	j := app.Job(config.Job{Name: "fails", Schedule: "@every 1m", Command: []string{"sh", "-c", "echo oops >&2; exit 3"}}, 20*time.Second, newLogger(t, logs))
+	j := app.Job(config.Job{Name: "fails", Schedule: "@every 1m", Command: []string{"sh", "-c", "echo oops >&2; exit 3"}}, app.JobOptions{Lease: 20 * time.Second}, newLogger(t, logs))
 	err := j.Run(job.NewContext(context.Background(), job.RunInfo{Job: "fails", Tick: time.Now(), Attempt: 1}))
 	var ee *proc.ExitError
 	if !errors.As(err, &ee) || ee.Code != 3 {
@@ -109,7 +109,7 @@ func TestJobLeaseLossKillsBeforeTakeover(t *testing.T) {
 	t.Parallel()
 	cj := config.Job{Name: "stubborn", Schedule: "@every 1m", Shell: "trap '' TERM; sleep 60 & wait; sleep 60",
 		Grace: config.Duration(time.Minute), Location: time.UTC}
-	j := app.Job(cj, 2*time.Second, newLogger(t, &logBuffer{})) // lost-lease grace: 100 ms
+	j := app.Job(cj, app.JobOptions{Lease: 2 * time.Second}, newLogger(t, &logBuffer{})) // lost-lease grace: 100 ms
 	ctx, cancel := context.WithCancelCause(job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: time.Now(), Attempt: 1}))
 	done := make(chan error, 1)
 	go func() { done <- j.Run(ctx) }()
@@ -128,4 +128,54 @@ func TestJobLeaseLossKillsBeforeTakeover(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("a command ignoring SIGTERM outlived its lost lease by 20 s (its grace is 1 min)")
 	}
+}
+
+// Each run records its exit code and the tail of its combined output.
+func TestJobOutcome(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		cj       config.Job
+		tail     int
+		wantCode *int // nil: none
+		wantOut  string
+	}{
+		{"success", config.Job{Shell: "echo hello; echo world >&2"}, 100, ptr(0), "hello\nworld\n"},
+		{"exit 3, tail cut", config.Job{Shell: "echo 0123456789 >&2; exit 3"}, 8, ptr(3), "3456789\n"},
+		{"killed", config.Job{Shell: "echo bye; kill -KILL $$"}, 100, ptr(137), "bye\n"},
+		{"tail off", config.Job{Shell: "echo hello"}, 0, ptr(0), ""},
+		{"never started", config.Job{Command: []string{"/nonexistent/cronlock-test"}}, 100, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cj.Name, tc.cj.Schedule, tc.cj.Location = "outcome", "@every 1m", time.UTC
+			logs := &logBuffer{}
+			j := app.Job(tc.cj, app.JobOptions{Lease: 20 * time.Second, OutputTail: tc.tail}, newLogger(t, logs))
+			ctx, outcome := job.WithOutcome(job.NewContext(context.Background(), job.RunInfo{Job: "outcome", Tick: time.Now(), Attempt: 1}))
+			err := j.Run(ctx)
+			if (err == nil) != (tc.wantCode != nil && *tc.wantCode == 0) {
+				t.Errorf("Run = %v", err)
+			}
+			o := outcome()
+			switch {
+			case tc.wantCode == nil && o.ExitCode != nil:
+				t.Errorf("ExitCode = %d, want none", *o.ExitCode)
+			case tc.wantCode != nil && (o.ExitCode == nil || *o.ExitCode != *tc.wantCode):
+				t.Errorf("ExitCode = %v, want %d", o.ExitCode, *tc.wantCode)
+			}
+			// Both streams' lines are whole; their order is not defined.
+			if !sameLines(o.Output, tc.wantOut) {
+				t.Errorf("Output = %q, want the lines of %q", o.Output, tc.wantOut)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// sameLines reports whether a and b hold the same lines, in any order.
+func sameLines(a, b string) bool {
+	la, lb := strings.SplitAfter(a, "\n"), strings.SplitAfter(b, "\n")
+	slices.Sort(la)
+	slices.Sort(lb)
+	return slices.Equal(la, lb)
 }

@@ -56,6 +56,11 @@ type Command struct {
 	// streams are logged concurrently, so its writer must be safe for
 	// concurrent use (see zerolog.SyncWriter). The zero value discards.
 	Logger zerolog.Logger
+	// Tail, if not nil, receives all of the job's stdout and stderr bytes,
+	// not cut at MaxLine, as Run reads them: the two streams interleaved
+	// in the order Run reads them, whole lines at a time where lines fit
+	// in MaxLine. nil keeps nothing.
+	Tail *Tail
 }
 
 // ExitError reports a command that ran but did not exit with status 0.
@@ -64,6 +69,15 @@ type ExitError struct {
 	Code int
 	// Signal is the signal that killed the command, 0 if it exited.
 	Signal syscall.Signal
+}
+
+// ExitCode returns the exit status, or 128 plus the signal number for a
+// command killed by a signal (the shell's convention; 137 for SIGKILL).
+func (e *ExitError) ExitCode() int {
+	if e.Signal != 0 {
+		return 128 + int(e.Signal)
+	}
+	return e.Code
 }
 
 func (e *ExitError) Error() string {
@@ -156,16 +170,18 @@ func (c Command) environ(extraEnv []string) ([]string, error) {
 	return env, nil
 }
 
-// pump logs r line by line until r fails or reaches EOF. A line longer than
+// pump logs r line by line, and copies it to tail, until r fails or reaches
+// EOF. A line longer than
 // maxLine is logged cut, with truncated=true, and the rest of it up to the
 // next newline is read and dropped, so memory stays bounded by the reader's
 // buffer of maxLine+2 bytes (room for "\r\n") whatever the job writes. A trailing "\n" or
 // "\r\n" is not logged; a final line without newline is.
-func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, maxLine int) {
+func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, maxLine int, tail *Tail) {
 	br := bufio.NewReaderSize(r, maxLine+2)
 	discarding := false // inside the dropped rest of a cut line
 	for {
 		line, err := br.ReadSlice('\n')
+		_, _ = tail.Write(line)
 		switch {
 		case err == bufio.ErrBufferFull:
 			if !discarding {

@@ -80,7 +80,7 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 		return err
 	}
 	defer s.close()
-	s.startPumps(&c.Logger, c.maxLine())
+	s.startPumps(&c.Logger, c.maxLine(), c.Tail)
 
 	stopped, waitErr := s.waitOrStop(ctx, grace)
 	if waitErr == nil {
@@ -207,15 +207,15 @@ func closeFiles(fs ...*os.File) {
 func (s *shimProc) close() { closeFiles(s.link, s.outR, s.errR) }
 
 // startPumps starts logging the job's output; drain waits for them.
-func (s *shimProc) startPumps(log *zerolog.Logger, maxLine int) {
+func (s *shimProc) startPumps(log *zerolog.Logger, maxLine int, tail *Tail) {
 	s.pumps.Add(2)
 	go func() {
 		defer s.pumps.Done()
-		pump(s.outR, log, zerolog.InfoLevel, "stdout", maxLine)
+		pump(s.outR, log, zerolog.InfoLevel, "stdout", maxLine, tail)
 	}()
 	go func() {
 		defer s.pumps.Done()
-		pump(s.errR, log, zerolog.WarnLevel, "stderr", maxLine)
+		pump(s.errR, log, zerolog.WarnLevel, "stderr", maxLine, tail)
 	}()
 }
 

@@ -126,6 +126,7 @@ func TestExitStatus(t *testing.T) {
 		{"argv false", proc.Command{Argv: []string{"false"}}, &proc.ExitError{Code: 1}},
 		{"exit 137 is not a signal", proc.Command{Shell: "exit 137"}, &proc.ExitError{Code: 137}},
 		{"signal", proc.Command{Shell: "kill -USR1 $$"}, &proc.ExitError{Code: -1, Signal: syscall.SIGUSR1}},
+		{"SIGKILL", proc.Command{Shell: "kill -KILL $$"}, &proc.ExitError{Code: -1, Signal: syscall.SIGKILL}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cmd.Run(context.Background(), nil)
@@ -141,6 +142,13 @@ func TestExitStatus(t *testing.T) {
 			}
 			if *ee != *tc.want {
 				t.Fatalf("Run: %+v, want %+v", *ee, *tc.want)
+			}
+			want := tc.want.Code
+			if tc.want.Signal != 0 {
+				want = 128 + int(tc.want.Signal)
+			}
+			if got := ee.ExitCode(); got != want {
+				t.Fatalf("ExitCode() = %d, want %d", got, want)
 			}
 		})
 	}
@@ -298,6 +306,47 @@ func TestOutputLines(t *testing.T) {
 	}
 	if got, want := buf.messages(t, "stderr"), []string{"err1", "err2"}; !slices.Equal(got, want) {
 		t.Errorf("stderr %q, want %q", got, want)
+	}
+}
+
+// The tail holds the last bytes of both streams, whole lines of each.
+func TestOutputTail(t *testing.T) {
+	noLeaks(t)
+	const n = 200
+	tail := proc.NewTail(n)
+	err := proc.Command{Shell: `seq -f 'out %g' 1 300; seq -f 'err %g' 1 300 >&2`, Tail: tail}.
+		Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tail.String()
+	if len(s) != n || (!strings.HasSuffix(s, "\nout 300\n") && !strings.HasSuffix(s, "\nerr 300\n")) {
+		t.Fatalf("tail %q: want %d bytes ending with the last line of a stream", s, n)
+	}
+	// Each stream's lines are whole and consecutive.
+	last := map[string]int{}
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	for _, l := range lines[1:] { // the first is cut
+		stream, num, ok := strings.Cut(l, " ")
+		k, err := strconv.Atoi(num)
+		if !ok || err != nil || (stream != "out" && stream != "err") || (last[stream] != 0 && k != last[stream]+1) {
+			t.Fatalf("line %q out of place in tail %q", l, s)
+		}
+		last[stream] = k
+	}
+}
+
+// The tail is not cut at MaxLine.
+func TestOutputTailLongLine(t *testing.T) {
+	noLeaks(t)
+	tail := proc.NewTail(2000)
+	err := proc.Command{Shell: `head -c 5000 /dev/zero | tr '\0' a; echo; echo end`, MaxLine: 100, Tail: tail}.
+		Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Repeat("a", 1995) + "\nend\n"; tail.String() != want {
+		t.Fatalf("tail %d bytes %.20q…, want %d bytes", len(tail.String()), tail.String(), len(want))
 	}
 }
 
