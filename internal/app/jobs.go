@@ -76,6 +76,7 @@ func Job(cj config.Job, opts JobOptions, log zerolog.Logger) job.Job {
 			c.Logger = log.With().Str("job", name).Time("tick", info.Tick).
 				Uint64("token", info.Token).Int("attempt", info.Attempt).Logger()
 			c.Tail = proc.NewTail(opts.OutputTail)
+			c.Deadline = job.LeaseDeadline(ctx)
 			runCtx, release := stopOnLeaseLoss(ctx, lostGrace)
 			defer release()
 			err := c.Run(runCtx, RunEnv(name, info))

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 // Defaults applied when the corresponding Command field is zero.
@@ -61,7 +63,18 @@ type Command struct {
 	// in the order Run reads them, whole lines at a time where lines fit
 	// in MaxLine. nil keeps nothing.
 	Tail *Tail
+	// Deadline, if not nil, is the run's lease deadline: Run passes each
+	// deadline it reports to the shim, which SIGKILLs the group on its own
+	// once CLOCK_MONOTONIC passes the latest one, even while cronlock is
+	// frozen; Run then returns an error wrapping ErrLeaseDeadline and an
+	// *ExitError for SIGKILL. A zero deadline means none (any earlier one
+	// is withdrawn). nil: no deadline.
+	Deadline job.DeadlineFunc
 }
+
+// ErrLeaseDeadline is wrapped by Run's error when the shim killed the job
+// because the lease deadline passed without an extension.
+var ErrLeaseDeadline = errors.New("proc: lease deadline passed")
 
 // ExitError reports a command that ran but did not exit with status 0.
 type ExitError struct {

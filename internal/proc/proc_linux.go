@@ -17,6 +17,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 const (
@@ -27,6 +29,11 @@ const (
 	shimName = "cronlock-proc-shim"
 	// linkFD is the shim's end of the lifeline/status socket.
 	linkFD = 3
+	// msgDeadline starts the line Run sends the shim with a new deadline.
+	msgDeadline = "deadline"
+	// statusDeadline is the shim's status line when it killed the group
+	// at the lease deadline.
+	statusDeadline = "deadline"
 	// maxStatus bounds the status line the shim sends.
 	maxStatus = 1024
 	// minOutputWait is the least time Run keeps reading the job's output
@@ -81,8 +88,10 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 	}
 	defer s.close()
 	s.startPumps(&c.Logger, c.maxLine(), c.Tail)
+	stopDeadlines := s.sendDeadlines(c.Deadline)
 
 	stopped, waitErr := s.waitOrStop(ctx, grace)
+	stopDeadlines()
 	if waitErr == nil {
 		// Backstop for a shim that died before its job (killed alone,
 		// or crashed). The shim is a zombie until cmd.Wait, so its pid,
@@ -245,6 +254,62 @@ func (s *shimProc) waitOrStop(ctx context.Context, grace time.Duration) (stopped
 	return true, waitErr
 }
 
+// sendDeadlines starts passing f's deadlines to the shim, as "deadline N"
+// lines on the lifeline, where N is the absolute CLOCK_MONOTONIC time in
+// nanoseconds (0: none). CLOCK_MONOTONIC is shared by all processes of the
+// host and does not jump with the wall clock. The returned stop ends that
+// and waits for it; call it once the shim has exited, so that a write the
+// shim is not reading fails (EPIPE) instead of blocking.
+func (s *shimProc) sendDeadlines(f job.DeadlineFunc) (stop func()) {
+	if f == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		last := int64(-1)
+		for {
+			d, changed := f()
+			mono, err := monotonicAt(d)
+			if err != nil {
+				return // cannot happen on Linux; the runtime relies on the clock
+			}
+			if mono != last {
+				if _, err := fmt.Fprintf(s.link, "%s %d\n", msgDeadline, mono); err != nil {
+					return // the shim is gone
+				}
+				last = mono
+			}
+			select {
+			case <-changed:
+			case <-done:
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// monotonicAt converts d to CLOCK_MONOTONIC nanoseconds, 0 for the zero
+// time; a time already past converts to at least 1, not to "none".
+func monotonicAt(d time.Time) (int64, error) {
+	if d.IsZero() {
+		return 0, nil
+	}
+	now, err := monotonicNow()
+	return max(now+int64(time.Until(d)), 1), err
+}
+
+// monotonicNow reads CLOCK_MONOTONIC in nanoseconds.
+func monotonicNow() (int64, error) {
+	var ts unix.Timespec
+	err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano(), err
+}
+
 // drain waits for the pumps to read both streams to EOF, at most wait: then
 // a process that left the group holds the output open, and drain stops
 // reading.
@@ -346,6 +411,8 @@ func result(status string, ps *os.ProcessState, werr error, name string) error {
 		}
 	case "error":
 		return fmt.Errorf("proc: start %s: %s", name, arg)
+	case statusDeadline:
+		return fmt.Errorf("%w: %w", ErrLeaseDeadline, &ExitError{Code: -1, Signal: syscall.SIGKILL})
 	}
 	// No (valid) status line: the shim did not get as far as reporting,
 	// typically because the group was SIGKILLed.

@@ -3,12 +3,14 @@
 package proc
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,7 +31,9 @@ func shim(args []string) int {
 		return shimFail(err)
 	}
 	rep := &reporter{link: link}
-	go watchLifeline(link, pgid)
+	deadlines := make(chan int64)
+	go watchLifeline(link, pgid, deadlines)
+	go enforceDeadline(deadlines, pgid, rep)
 
 	// Orphaned descendants are re-parented to us instead of init, so that
 	// we can tell when all of them are gone (ECHILD) and reap them.
@@ -95,16 +99,62 @@ func shimSetup() (pgid int, link *os.File, err error) {
 	return pgid, os.NewFile(linkFD, "lifeline"), nil
 }
 
-// watchLifeline reads the lifeline until it fails. EOF means cronlock is
-// gone; any other error means we can no longer tell, so it fails safe the
-// same way: SIGKILL to the whole group, the shim included.
-func watchLifeline(link *os.File, pgid int) {
-	buf := make([]byte, 16)
+// watchLifeline reads the lifeline until it fails, passing each deadline
+// Run sends on to deadlines. EOF means cronlock is gone; any other error
+// means we can no longer tell, so it fails safe the same way: SIGKILL to
+// the whole group, the shim included.
+func watchLifeline(link *os.File, pgid int, deadlines chan<- int64) {
+	br := bufio.NewReader(link)
 	for {
-		if _, err := link.Read(buf); err != nil {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			fmt.Fprintf(os.Stderr, "cronlock: proc shim: ignoring an overlong message from cronlock\n")
+			continue
+		case err != nil:
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			os.Exit(128 + int(syscall.SIGKILL))
 		}
+		verb, arg, _ := strings.Cut(strings.TrimSuffix(string(line), "\n"), " ")
+		d, err := strconv.ParseInt(arg, 10, 64)
+		if verb != msgDeadline || err != nil || d < 0 {
+			fmt.Fprintf(os.Stderr, "cronlock: proc shim: ignoring bad message %q from cronlock\n", line)
+			continue
+		}
+		deadlines <- d
+	}
+}
+
+// enforceDeadline keeps the latest deadline (CLOCK_MONOTONIC nanoseconds, 0
+// for none) received on deadlines, and once the clock passes it reports
+// statusDeadline and SIGKILLs the group, the shim included. It checks the
+// clock on every wake-up, including SIGCONT: a shim thawed after the
+// deadline acts at once, whatever its timer does.
+func enforceDeadline(deadlines <-chan int64, pgid int, rep *reporter) {
+	thawed := make(chan os.Signal, 1)
+	signal.Notify(thawed, syscall.SIGCONT)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var deadline int64
+	for {
+		select {
+		case deadline = <-deadlines:
+		case <-timer.C:
+		case <-thawed:
+		}
+		if deadline == 0 {
+			timer.Stop()
+			continue
+		}
+		now, err := monotonicNow()
+		if left := time.Duration(deadline - now); err == nil && left > 0 {
+			timer.Reset(left)
+			continue
+		}
+		// Past the deadline, or no clock to tell: fail safe.
+		rep.report(statusDeadline)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return
 	}
 }
 
