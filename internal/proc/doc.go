@@ -49,9 +49,10 @@
 //
 // When Run's context is done it sends SIGTERM to the whole group (followed by
 // SIGCONT, so that stopped processes act on it), then SIGKILL after
-// Command.Grace (at once with Command.NoGrace). The shim catches SIGTERM, SIGINT and SIGHUP (it does not
-// ignore them: an ignored disposition would be inherited by the job) and keeps
-// waiting; the job receives the group signal itself.
+// Command.Grace (at once with Command.NoGrace). The shim catches SIGTERM,
+// SIGINT and SIGHUP (it does not ignore them: an ignored disposition would be
+// inherited by the job) and keeps waiting; the job receives the group signal
+// itself.
 //
 // When the job's main process ends, anything it left behind in the group
 // (background children) is stopped the same way: the shim, which is a child
@@ -69,7 +70,7 @@
 //     may outlive cronlock. While the shim lives such a process is still its
 //     descendant, so it delays the end of the run by up to Grace.
 //   - If such a process keeps the job's stdout or stderr open, Run stops
-//     waiting for output Grace after the shim has exited.
+//     waiting for output Grace (at least a second) after the shim has exited.
 //   - If the shim alone is killed, Run kills the group; if cronlock and the
 //     shim are killed at the same instant nothing is left to do so.
 //   - Re-executing cronlock (exec without fork) closes the lifeline and so
