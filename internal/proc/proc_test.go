@@ -539,10 +539,15 @@ func TestLeftoversStopped(t *testing.T) {
 		stdout      []string
 	}{
 		// SIGTERM suffices, and the leftover's last words are logged:
-		// Run must neither wait for Grace nor stop reading early.
+		// Run must neither wait for Grace nor stop reading early. The
+		// leftover is ready once its sleep runs: a SIGTERM that reaches
+		// the forked shell before it resets the trap and execs sleep is
+		// lost, and sleep would then outlive the test's bounds.
 		{
-			name:   "term",
-			shell:  `(trap 'echo leftover got TERM; exit 0' TERM; sleep 60 & : > "$READY"; wait) & ` + awaitReady,
+			name: "term",
+			shell: `(trap 'echo leftover got TERM; exit 0' TERM; sleep 60 & ` +
+				`until [ "$(cat /proc/$!/comm 2>/dev/null)" = sleep ]; do sleep 0.01; done; ` +
+				`: > "$READY"; wait) & ` + awaitReady,
 			grace:  time.Minute,
 			stdout: []string{"leftover got TERM"},
 		},
