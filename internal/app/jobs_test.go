@@ -107,13 +107,24 @@ func TestNextRuns(t *testing.T) {
 // keeps its full grace.
 func TestJobLeaseLossKillsBeforeTakeover(t *testing.T) {
 	t.Parallel()
-	cj := config.Job{Name: "stubborn", Schedule: "@every 1m", Shell: "trap '' TERM; sleep 60 & wait; sleep 60",
-		Grace: config.Duration(time.Minute), Location: time.UTC}
+	ready := filepath.Join(t.TempDir(), "ready")
+	cj := config.Job{Name: "stubborn", Schedule: "@every 1m", Shell: `trap '' TERM; : > "$READY"; sleep 60 & wait; sleep 60`,
+		Env: map[string]string{"READY": ready}, Grace: config.Duration(time.Minute), Location: time.UTC}
 	j := app.Job(cj, app.JobOptions{Lease: 2 * time.Second}, newLogger(t, &logBuffer{})) // lost-lease grace: 100 ms
-	ctx, cancel := context.WithCancelCause(job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: time.Now(), Attempt: 1}))
+	ctx, outcome := job.WithOutcome(job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: time.Now(), Attempt: 1}))
+	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan error, 1)
 	go func() { done <- j.Run(ctx) }()
-	time.Sleep(200 * time.Millisecond) // let the shell install its trap
+	// Wait until the shell has installed its trap.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel(nil)
+			t.Fatalf("the job did not start within 20 s: %v", <-done)
+		}
+	}
 	stopped := time.Now()
 	cancel(lock.ErrLeaseLost)
 	select {
@@ -124,6 +135,9 @@ func TestJobLeaseLossKillsBeforeTakeover(t *testing.T) {
 		}
 		if took := time.Since(stopped); took > 5*time.Second {
 			t.Errorf("killed %v after the lease was lost", took)
+		}
+		if code := outcome().ExitCode; code == nil || *code != 137 {
+			t.Errorf("Outcome.ExitCode = %v, want 137 (128+SIGKILL)", code)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("a command ignoring SIGTERM outlived its lost lease by 20 s (its grace is 1 min)")
@@ -178,4 +192,26 @@ func sameLines(a, b string) bool {
 	slices.Sort(la)
 	slices.Sort(lb)
 	return slices.Equal(la, lb)
+}
+
+// The run's lease deadline reaches the shim, which kills the command when
+// it passes, although the run's context is never cancelled.
+func TestJobLeaseDeadline(t *testing.T) {
+	t.Parallel()
+	cj := config.Job{Name: "deadline", Schedule: "@every 1m", Shell: "sleep 60", Grace: config.Duration(time.Minute), Location: time.UTC}
+	j := app.Job(cj, app.JobOptions{Lease: 20 * time.Second}, newLogger(t, &logBuffer{}))
+	deadline := time.Now().Add(300 * time.Millisecond)
+	ctx := job.WithLeaseDeadline(job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: time.Now(), Attempt: 1}),
+		func() (time.Time, <-chan struct{}) { return deadline, nil })
+	ctx, outcome := job.WithOutcome(ctx)
+	err := j.Run(ctx)
+	if !errors.Is(err, proc.ErrLeaseDeadline) {
+		t.Fatalf("Run = %v, want proc.ErrLeaseDeadline", err)
+	}
+	if late := time.Since(deadline); late < 0 || late > 5*time.Second {
+		t.Errorf("Run returned %v after the deadline", late)
+	}
+	if code := outcome().ExitCode; code == nil || *code != 137 {
+		t.Errorf("Outcome.ExitCode = %v, want 137", code)
+	}
 }
