@@ -181,7 +181,7 @@ func (d *Daemon) start(ctx context.Context) error {
 		return err
 	}
 	for _, cj := range cfg.Jobs {
-		if err := d.sched.Add(Job(cj, cfg.Lock.Lease.Duration(), log)); err != nil {
+		if err := d.sched.Add(Job(cj, JobOptions{Lease: cfg.Lock.Lease.Duration()}, log)); err != nil {
 			return fmt.Errorf("%s:%d: job %q: %w", cfg.Path, cj.Line, cj.Name, err)
 		}
 	}

@@ -25,29 +25,42 @@ const (
 	EnvAttempt = "CRONLOCK_ATTEMPT" // 1 for the first try of a tick, 2 for the first retry, ...
 )
 
+// JobOptions are the settings of Job that do not come from the job's own
+// configuration.
+type JobOptions struct {
+	// Lease is the lock's lease duration (see Job).
+	Lease time.Duration
+	// OutputTail is how many of the last bytes of each run's combined
+	// stdout and stderr the run's job.Outcome carries; 0 keeps none.
+	OutputTail int
+}
+
 // Job turns a configured job into a job.Job whose Run executes the command
 // (or shell line) in its own process group via internal/proc, logging its
 // output to log with the job, tick and token. A non-zero exit is a failed
 // run whose error is a *proc.ExitError carrying the exit code or signal.
+// Each run records a job.Outcome: the exit code (0, the status, or
+// 128+signal; none if the command never started) and the output's tail.
 //
-// lease is the lock's lease duration. When the lease is lost, the replica
-// stops at its local safe deadline, a tenth of the lease before the server
-// can let another replica take the lock; the command then gets SIGKILL
-// after at most half that margin (1 s with the default 20 s lease) instead
-// of its grace, so it is gone before another replica starts the job.
-func Job(cj config.Job, lease time.Duration, log zerolog.Logger) job.Job {
-	grace := cj.Grace.Duration()
-	if grace == 0 {
-		grace = -1 // "grace: 0s": SIGKILL right after SIGTERM
-	}
+// opts.Lease is the lock's lease duration. When the lease is lost, the
+// replica stops at its local safe deadline, a tenth of the lease before the
+// server can let another replica take the lock; the command then gets
+// SIGKILL after at most half that margin (1 s with the default 20 s lease)
+// instead of its grace, so it is gone before another replica starts the
+// job. The shim also kills the command on its own at the run's lease
+// deadline (job.LeaseDeadline), should cronlock itself be frozen.
+func Job(cj config.Job, opts JobOptions, log zerolog.Logger) job.Job {
 	cmd := proc.Command{
 		Argv:  cj.Command,
 		Shell: cj.Shell,
 		Env:   cj.Env,
 		Dir:   cj.Dir,
-		Grace: grace,
+		Grace: cj.Grace.Duration(),
+		// The config applies its default itself, so "grace: 0s" means
+		// none: SIGKILL right after SIGTERM.
+		NoGrace: cj.Grace == 0,
 	}
-	lostGrace := lease / 20
+	lostGrace := opts.Lease / 20
 	name := cj.Name
 	return job.Job{
 		Name:             name,
@@ -62,20 +75,49 @@ func Job(cj config.Job, lease time.Duration, log zerolog.Logger) job.Job {
 			c := cmd
 			c.Logger = log.With().Str("job", name).Time("tick", info.Tick).
 				Uint64("token", info.Token).Int("attempt", info.Attempt).Logger()
-			// On lease loss, stop with the short grace.
-			runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-			defer cancel(nil)
-			stop := context.AfterFunc(ctx, func() {
-				cause := context.Cause(ctx)
-				if errors.Is(cause, lock.ErrLeaseLost) {
-					cause = &proc.StopCause{Err: cause, Grace: lostGrace}
-				}
-				cancel(cause)
-			})
-			defer stop()
-			return c.Run(runCtx, RunEnv(name, info))
+			c.Tail = proc.NewTail(opts.OutputTail)
+			c.Deadline = job.LeaseDeadline(ctx)
+			runCtx, release := stopOnLeaseLoss(ctx, lostGrace)
+			defer release()
+			err := c.Run(runCtx, RunEnv(name, info))
+			job.SetOutcome(ctx, job.Outcome{ExitCode: exitCode(err), Output: c.Tail.String()})
+			return err
 		},
 	}
+}
+
+// stopOnLeaseLoss returns a context done when ctx is, whose cause, if ctx's
+// is lock.ErrLeaseLost, is a proc.StopCause with the short grace lostGrace,
+// and a function releasing its resources, to call when the run is over.
+func stopOnLeaseLoss(ctx context.Context, lostGrace time.Duration) (context.Context, func()) {
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, lock.ErrLeaseLost) {
+			cause = &proc.StopCause{Err: cause, Grace: lostGrace}
+		}
+		cancel(cause)
+	})
+	return runCtx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// exitCode is the exit code a run with Run's result err reports: 0 for
+// success, the *proc.ExitError's code, or nil when the command did not run
+// to an exit (invalid, not started).
+func exitCode(err error) *int {
+	code := 0
+	var ee *proc.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		return nil
+	}
+	return &code
 }
 
 // RunEnv is the extra environment of one run: CRONLOCK_JOB, CRONLOCK_TICK,

@@ -45,7 +45,7 @@ func (d *Daemon) Reload() error {
 		delete(old, j.Name)
 		switch {
 		case !ok:
-			if err := d.sched.Add(Job(j, d.cfg.Lock.Lease.Duration(), d.log)); err != nil {
+			if err := d.sched.Add(Job(j, JobOptions{Lease: d.cfg.Lock.Lease.Duration()}, d.log)); err != nil {
 				errs = append(errs, fmt.Errorf("%s:%d: add job %q: %w", path, j.Line, j.Name, err))
 				continue
 			}
@@ -56,7 +56,7 @@ func (d *Daemon) Reload() error {
 				inEffect = append(inEffect, o)
 				continue
 			}
-			if err := d.sched.Add(Job(j, d.cfg.Lock.Lease.Duration(), d.log)); err != nil {
+			if err := d.sched.Add(Job(j, JobOptions{Lease: d.cfg.Lock.Lease.Duration()}, d.log)); err != nil {
 				errs = append(errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
 				continue
 			}

@@ -32,13 +32,27 @@
 // code mirrors the result (N, 128+signal, or 127 for a start error) for humans
 // only.
 //
+// # Lease deadline
+//
+// The socket also carries messages the other way: Run writes
+// "deadline N" whenever Command.Deadline reports a new lease deadline, N
+// being that moment on CLOCK_MONOTONIC in nanoseconds (0: none). That clock
+// is shared by all processes of the host and does not jump with the wall
+// clock. The shim keeps the latest deadline and, once the clock passes it,
+// reports "deadline" and SIGKILLs its whole group, itself included. So a
+// job stops before its lease can expire on the server even when cronlock
+// is frozen (SIGSTOP, a stuck runtime, a debugger) and cannot stop it. A
+// shim frozen together with its job checks the clock when thawed (its
+// timer has expired, and SIGCONT wakes it too) and kills the group at once.
+//
 // # Stopping
 //
 // When Run's context is done it sends SIGTERM to the whole group (followed by
 // SIGCONT, so that stopped processes act on it), then SIGKILL after
-// Command.Grace. The shim catches SIGTERM, SIGINT and SIGHUP (it does not
-// ignore them: an ignored disposition would be inherited by the job) and keeps
-// waiting; the job receives the group signal itself.
+// Command.Grace (at once with Command.NoGrace). The shim catches SIGTERM,
+// SIGINT and SIGHUP (it does not ignore them: an ignored disposition would be
+// inherited by the job) and keeps waiting; the job receives the group signal
+// itself.
 //
 // When the job's main process ends, anything it left behind in the group
 // (background children) is stopped the same way: the shim, which is a child
@@ -56,7 +70,7 @@
 //     may outlive cronlock. While the shim lives such a process is still its
 //     descendant, so it delays the end of the run by up to Grace.
 //   - If such a process keeps the job's stdout or stderr open, Run stops
-//     waiting for output Grace after the shim has exited.
+//     waiting for output Grace (at least a second) after the shim has exited.
 //   - If the shim alone is killed, Run kills the group; if cronlock and the
 //     shim are killed at the same instant nothing is left to do so.
 //   - Re-executing cronlock (exec without fork) closes the lifeline and so

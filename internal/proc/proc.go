@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 // Defaults applied when the corresponding Command field is zero.
@@ -36,12 +38,16 @@ type Command struct {
 	// Dir is the working directory; "" means cronlock's.
 	Dir string
 	// Grace is how long the job may take to exit after SIGTERM before the
-	// group gets SIGKILL; 0 means DefaultGrace, a negative value SIGKILL
-	// right after SIGTERM. A StopCause can shorten it for one stop. It
-	// also bounds how long
-	// leftovers of a finished job and escaped holders of its output are
-	// waited for (see the package documentation).
+	// group gets SIGKILL; 0 means DefaultGrace and a negative value is an
+	// error. A StopCause can shorten it for one stop. It also bounds how
+	// long leftovers of a finished job and escaped holders of its output
+	// are waited for (see the package documentation).
 	Grace time.Duration
+	// NoGrace sends SIGKILL right after SIGTERM, both when stopping the
+	// job and to leftovers of a finished one; Grace is then ignored. It is
+	// a separate field because Grace's zero value means DefaultGrace.
+	// Output is still read for at least minOutputWait after the job ended.
+	NoGrace bool
 	// MaxLine is the longest logged output line in bytes; longer lines are
 	// cut (at a UTF-8 boundary where possible), the rest of the line is
 	// discarded and the entry carries truncated=true. 0 means
@@ -52,7 +58,23 @@ type Command struct {
 	// streams are logged concurrently, so its writer must be safe for
 	// concurrent use (see zerolog.SyncWriter). The zero value discards.
 	Logger zerolog.Logger
+	// Tail, if not nil, receives all of the job's stdout and stderr bytes,
+	// not cut at MaxLine, as Run reads them: the two streams interleaved
+	// in the order Run reads them, whole lines at a time where lines fit
+	// in MaxLine. nil keeps nothing.
+	Tail *Tail
+	// Deadline, if not nil, is the run's lease deadline: Run passes each
+	// deadline it reports to the shim, which SIGKILLs the group on its own
+	// once CLOCK_MONOTONIC passes the latest one, even while cronlock is
+	// frozen; Run then returns an error wrapping ErrLeaseDeadline and an
+	// *ExitError for SIGKILL. A zero deadline means none (any earlier one
+	// is withdrawn). nil: no deadline.
+	Deadline job.DeadlineFunc
 }
+
+// ErrLeaseDeadline is wrapped by Run's error when the shim killed the job
+// because the lease deadline passed without an extension.
+var ErrLeaseDeadline = errors.New("proc: lease deadline passed")
 
 // ExitError reports a command that ran but did not exit with status 0.
 type ExitError struct {
@@ -62,6 +84,15 @@ type ExitError struct {
 	Signal syscall.Signal
 }
 
+// ExitCode returns the exit status, or 128 plus the signal number for a
+// command killed by a signal (the shell's convention; 137 for SIGKILL).
+func (e *ExitError) ExitCode() int {
+	if e.Signal != 0 {
+		return 128 + int(e.Signal)
+	}
+	return e.Code
+}
+
 func (e *ExitError) Error() string {
 	if e.Signal != 0 {
 		return "proc: command killed by signal " + e.Signal.String()
@@ -69,12 +100,13 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("proc: command exited with status %d", e.Code)
 }
 
+// grace is the effective time between SIGTERM and SIGKILL.
 func (c Command) grace() time.Duration {
 	switch {
+	case c.NoGrace:
+		return 0
 	case c.Grace > 0:
 		return c.Grace
-	case c.Grace < 0:
-		return 0
 	}
 	return DefaultGrace
 }
@@ -111,6 +143,8 @@ func (c Command) maxLine() int {
 // not well formed.
 func (c Command) argv() ([]string, error) {
 	switch {
+	case c.Grace < 0:
+		return nil, fmt.Errorf("proc: negative Grace %v (set NoGrace for none)", c.Grace)
 	case len(c.Argv) > 0 && c.Shell != "":
 		return nil, errors.New("proc: both Argv and Shell are set")
 	case len(c.Argv) > 0:
@@ -149,16 +183,18 @@ func (c Command) environ(extraEnv []string) ([]string, error) {
 	return env, nil
 }
 
-// pump logs r line by line until r fails or reaches EOF. A line longer than
+// pump logs r line by line, and copies it to tail, until r fails or reaches
+// EOF. A line longer than
 // maxLine is logged cut, with truncated=true, and the rest of it up to the
 // next newline is read and dropped, so memory stays bounded by the reader's
 // buffer of maxLine+2 bytes (room for "\r\n") whatever the job writes. A trailing "\n" or
 // "\r\n" is not logged; a final line without newline is.
-func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, maxLine int) {
+func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, maxLine int, tail *Tail) {
 	br := bufio.NewReaderSize(r, maxLine+2)
 	discarding := false // inside the dropped rest of a cut line
 	for {
 		line, err := br.ReadSlice('\n')
+		_, _ = tail.Write(line)
 		switch {
 		case err == bufio.ErrBufferFull:
 			if !discarding {

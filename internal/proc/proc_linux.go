@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 const (
@@ -28,8 +29,17 @@ const (
 	shimName = "cronlock-proc-shim"
 	// linkFD is the shim's end of the lifeline/status socket.
 	linkFD = 3
+	// msgDeadline starts the line Run sends the shim with a new deadline.
+	msgDeadline = "deadline"
+	// statusDeadline is the shim's status line when it killed the group
+	// at the lease deadline.
+	statusDeadline = "deadline"
 	// maxStatus bounds the status line the shim sends.
 	maxStatus = 1024
+	// minOutputWait is the least time Run keeps reading the job's output
+	// after the shim has exited, however short Grace is: the pipes may
+	// still hold the job's last lines, which a zero wait would lose.
+	minOutputWait = time.Second
 )
 
 // initialized records that Init ran, so that Run never re-executes a binary
@@ -67,138 +77,32 @@ func Init() {
 // have been drained (or given up on, see the package documentation). It
 // leaves no goroutine behind. Run is safe for concurrent use.
 func (c Command) Run(ctx context.Context, extraEnv []string) error {
-	if !initialized.Load() {
-		return errors.New("proc: Init was not called at the start of main")
-	}
-	argv, err := c.argv()
+	argv, env, err := c.prepare(ctx, extraEnv)
 	if err != nil {
 		return err
-	}
-	env, err := c.environ(extraEnv)
-	if err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("proc: not started: %w", ctxError(ctx))
 	}
 	grace := c.grace()
-
-	// The lifeline. Both ends are close-on-exec: the shim gets its end as
-	// fd 3 through ExtraFiles, and no other child of cronlock inherits
-	// ours, so the shim sees EOF exactly when cronlock is gone.
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	s, err := startShim(argv, env, c.Dir, grace)
 	if err != nil {
-		return fmt.Errorf("proc: lifeline: %w", err)
+		return err
 	}
-	ours := fds[0]
-	// Closed only on return, after the shim has been reaped.
-	defer syscall.Close(ours)
-	// Non-blocking for readStatus; the flag is not shared with the shim's
-	// end, which is a separate open file description.
-	if err := syscall.SetNonblock(ours, true); err != nil {
-		syscall.Close(fds[1])
-		return fmt.Errorf("proc: lifeline: %w", err)
-	}
-	theirs := os.NewFile(uintptr(fds[1]), "lifeline")
-	defer theirs.Close()
+	defer s.close()
+	s.startPumps(&c.Logger, c.maxLine(), c.Tail)
+	stopDeadlines := s.sendDeadlines(c.Deadline)
 
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("proc: stdout pipe: %w", err)
-	}
-	defer outR.Close()
-	defer outW.Close()
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("proc: stderr pipe: %w", err)
-	}
-	defer errR.Close()
-	defer errW.Close()
-
-	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       append([]string{shimName, grace.String()}, argv...),
-		Env:        append(env, shimEnv+"=1"),
-		Dir:        c.Dir,
-		Stdout:     outW,
-		Stderr:     errW,
-		ExtraFiles: []*os.File{theirs},
-		// The shim leads a new process group: its pid is the group id.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
-	err = cmd.Start()
-	// The shim (and the job) have their own copies now. Without ours,
-	// the output pipes reach EOF when the group is gone.
-	theirs.Close()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		return fmt.Errorf("proc: start: %w", err)
-	}
-	maxLine := c.maxLine()
-	var pumps sync.WaitGroup
-	pumps.Add(2)
-	go func() {
-		defer pumps.Done()
-		pump(outR, &c.Logger, zerolog.InfoLevel, "stdout", maxLine)
-	}()
-	go func() {
-		defer pumps.Done()
-		pump(errR, &c.Logger, zerolog.WarnLevel, "stderr", maxLine)
-	}()
-
-	pgid := cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- waitNoReap(pgid) }()
-
-	stopped := false
-	var waitErr error
-	select {
-	case waitErr = <-exited:
-	case <-ctx.Done():
-		select {
-		case waitErr = <-exited:
-			// Exited by itself; report that, not ctx.
-		default:
-			stopped = true
-			terminate(pgid)
-			timer := time.NewTimer(stopGrace(ctx, grace))
-			select {
-			case waitErr = <-exited:
-			case <-timer.C:
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-				waitErr = <-exited
-			}
-			timer.Stop()
-		}
-	}
+	stopped, waitErr := s.waitOrStop(ctx, grace)
+	stopDeadlines()
 	if waitErr == nil {
 		// Backstop for a shim that died before its job (killed alone,
 		// or crashed). The shim is a zombie until cmd.Wait, so its pid,
 		// which is the group id, cannot have been reused yet.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
 	}
-	werr := cmd.Wait()
-	status := readStatus(ours)
+	werr := s.cmd.Wait()
+	status := s.readStatus()
+	s.drain(max(grace, minOutputWait), &c.Logger)
 
-	drained := make(chan struct{})
-	go func() {
-		pumps.Wait()
-		close(drained)
-	}()
-	timer := time.NewTimer(grace)
-	select {
-	case <-drained:
-	case <-timer.C:
-		// A process that left the group holds the output open.
-		outR.Close()
-		errR.Close()
-		<-drained
-		c.Logger.Warn().Msg("proc: command output still open after it exited; stopped reading")
-	}
-	timer.Stop()
-
-	res := result(status, cmd.ProcessState, werr, argv[0])
+	res := result(status, s.cmd.ProcessState, werr, argv[0])
 	if !stopped {
 		return res
 	}
@@ -206,6 +110,238 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 		return fmt.Errorf("proc: command stopped: %w", ctxError(ctx))
 	}
 	return fmt.Errorf("proc: command stopped: %w: %w", ctxError(ctx), res)
+}
+
+// prepare checks that Init ran, the Command is well formed and ctx is not
+// done yet, and returns the argument vector and environment of the job.
+func (c Command) prepare(ctx context.Context, extraEnv []string) (argv, env []string, err error) {
+	if !initialized.Load() {
+		return nil, nil, errors.New("proc: Init was not called at the start of main")
+	}
+	if argv, err = c.argv(); err != nil {
+		return nil, nil, err
+	}
+	if env, err = c.environ(extraEnv); err != nil {
+		return nil, nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("proc: not started: %w", ctxError(ctx))
+	}
+	return argv, env, nil
+}
+
+// shimProc is one started shim, seen from Run.
+type shimProc struct {
+	cmd  *exec.Cmd
+	pgid int // the shim's pid, which is its group's id
+	// link is our end of the lifeline, close-on-exec and non-blocking
+	// (so pollable: Write waits in the runtime's poller). Closed only by
+	// close, after the shim has been reaped.
+	link       *os.File
+	outR, errR *os.File // read ends of the job's stdout and stderr
+	pumps      sync.WaitGroup
+	exited     chan error // receives waitNoReap's result once
+}
+
+// startShim starts the shim running argv with env in dir, in a new process
+// group, with the lifeline as its fd 3.
+func startShim(argv, env []string, dir string, grace time.Duration) (_ *shimProc, err error) {
+	s := &shimProc{exited: make(chan error, 1)}
+	var theirs, outW, errW *os.File
+	defer func() {
+		// The shim (and the job) have their own copies now, or none.
+		// Without ours, the output pipes reach EOF when the group is
+		// gone and the lifeline when the shim is.
+		closeFiles(theirs, outW, errW)
+		if err != nil {
+			closeFiles(s.link, s.outR, s.errR)
+		}
+	}()
+	if s.link, theirs, err = lifeline(); err != nil {
+		return nil, err
+	}
+	if s.outR, outW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("proc: stdout pipe: %w", err)
+	}
+	if s.errR, errW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("proc: stderr pipe: %w", err)
+	}
+	s.cmd = &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       append([]string{shimName, grace.String()}, argv...),
+		Env:        append(env, shimEnv+"=1"),
+		Dir:        dir,
+		Stdout:     outW,
+		Stderr:     errW,
+		ExtraFiles: []*os.File{theirs},
+		// The shim leads a new process group: its pid is the group id.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("proc: start: %w", err)
+	}
+	s.pgid = s.cmd.Process.Pid
+	go func() { s.exited <- waitNoReap(s.pgid) }()
+	return s, nil
+}
+
+// lifeline returns the two ends of a new lifeline socket. Both are
+// close-on-exec: the shim gets its end as fd 3 through ExtraFiles, and no
+// other child of cronlock inherits ours, so the shim sees EOF exactly when
+// cronlock is gone. Ours is non-blocking for readStatus; the flag is not
+// shared with the shim's end, a separate open file description.
+func lifeline() (ours, theirs *os.File, err error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("proc: lifeline: %w", err)
+	}
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return nil, nil, fmt.Errorf("proc: lifeline: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "lifeline"), os.NewFile(uintptr(fds[1]), "lifeline"), nil
+}
+
+// closeFiles closes those of fs that are not nil.
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// close releases what startShim opened. Call it once the shim is reaped.
+func (s *shimProc) close() { closeFiles(s.link, s.outR, s.errR) }
+
+// startPumps starts logging the job's output; drain waits for them.
+func (s *shimProc) startPumps(log *zerolog.Logger, maxLine int, tail *Tail) {
+	s.pumps.Add(2)
+	go func() {
+		defer s.pumps.Done()
+		pump(s.outR, log, zerolog.InfoLevel, "stdout", maxLine, tail)
+	}()
+	go func() {
+		defer s.pumps.Done()
+		pump(s.errR, log, zerolog.WarnLevel, "stderr", maxLine, tail)
+	}()
+}
+
+// waitOrStop waits for the shim to exit. If ctx is done first it stops the
+// group (SIGTERM, then SIGKILL after the stop grace) and reports stopped.
+// waitErr is waitNoReap's error; the shim is not reaped.
+func (s *shimProc) waitOrStop(ctx context.Context, grace time.Duration) (stopped bool, waitErr error) {
+	select {
+	case waitErr = <-s.exited:
+		return false, waitErr
+	case <-ctx.Done():
+	}
+	select {
+	case waitErr = <-s.exited:
+		return false, waitErr // Exited by itself; report that, not ctx.
+	default:
+	}
+	terminate(s.pgid)
+	timer := time.NewTimer(stopGrace(ctx, grace))
+	defer timer.Stop()
+	select {
+	case waitErr = <-s.exited:
+	case <-timer.C:
+		_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
+		waitErr = <-s.exited
+	}
+	return true, waitErr
+}
+
+// sendDeadlines starts passing f's deadlines to the shim, as "deadline N"
+// lines on the lifeline, where N is the absolute CLOCK_MONOTONIC time in
+// nanoseconds (0: none). CLOCK_MONOTONIC is shared by all processes of the
+// host and does not jump with the wall clock. The returned stop ends that
+// and waits for it; call it once the shim has exited, so that a write the
+// shim is not reading fails (EPIPE) instead of blocking.
+func (s *shimProc) sendDeadlines(f job.DeadlineFunc) (stop func()) {
+	if f == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		last := int64(-1)
+		for {
+			d, changed := f()
+			mono, err := monotonicAt(d)
+			if err != nil {
+				return // cannot happen on Linux; the runtime relies on the clock
+			}
+			if mono != last {
+				if _, err := fmt.Fprintf(s.link, "%s %d\n", msgDeadline, mono); err != nil {
+					return // the shim is gone
+				}
+				last = mono
+			}
+			select {
+			case <-changed:
+			case <-done:
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// monotonicAt converts d to CLOCK_MONOTONIC nanoseconds, 0 for the zero
+// time; a time already past converts to at least 1, not to "none".
+func monotonicAt(d time.Time) (int64, error) {
+	if d.IsZero() {
+		return 0, nil
+	}
+	now, err := monotonicNow()
+	return max(now+int64(time.Until(d)), 1), err
+}
+
+// monotonicNow reads CLOCK_MONOTONIC in nanoseconds.
+func monotonicNow() (int64, error) {
+	var ts unix.Timespec
+	err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano(), err
+}
+
+// drain waits for the pumps to read both streams to EOF, at most wait: then
+// a process that left the group holds the output open, and drain stops
+// reading.
+func (s *shimProc) drain(wait time.Duration, log *zerolog.Logger) {
+	drained := make(chan struct{})
+	go func() {
+		s.pumps.Wait()
+		close(drained)
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-drained:
+	case <-timer.C:
+		s.outR.Close()
+		s.errR.Close()
+		<-drained
+		log.Warn().Msg("proc: command output still open after it exited; stopped reading")
+	}
+}
+
+// readStatus returns the first line the shim wrote on the lifeline, or "".
+// It is called after the shim has been reaped: whatever it wrote is already
+// queued, so the socket is read without waiting.
+func (s *shimProc) readStatus() string {
+	rc, err := s.link.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var line string
+	_ = rc.Control(func(fd uintptr) { line = readStatus(int(fd)) })
+	return line
 }
 
 // terminate asks process group pgid to exit: SIGTERM, then SIGCONT so that
@@ -275,6 +411,8 @@ func result(status string, ps *os.ProcessState, werr error, name string) error {
 		}
 	case "error":
 		return fmt.Errorf("proc: start %s: %s", name, arg)
+	case statusDeadline:
+		return fmt.Errorf("%w: %w", ErrLeaseDeadline, &ExitError{Code: -1, Signal: syscall.SIGKILL})
 	}
 	// No (valid) status line: the shim did not get as far as reporting,
 	// typically because the group was SIGKILLed.
@@ -291,157 +429,4 @@ func result(status string, ps *os.ProcessState, werr error, name string) error {
 		return &ExitError{Code: ws.ExitStatus()}
 	}
 	return errors.New("proc: supervisor exited without reporting a status")
-}
-
-// shim is the supervisor's main. args are [shimName, grace, argv...]. It
-// returns the exit code (see the package documentation); it may instead die
-// from the SIGKILL it sends to its own group.
-func shim(args []string) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(os.Stderr, "cronlock: proc shim: "+format+"\n", a...)
-		return 127
-	}
-	if len(args) < 3 {
-		return fail("bad arguments %q", args)
-	}
-	grace, err := time.ParseDuration(args[1])
-	if err != nil {
-		return fail("bad grace %q", args[1])
-	}
-	argv := args[2:]
-	pgid := syscall.Getpid()
-	if syscall.Getpgrp() != pgid {
-		// Killing "our" group would hit whoever started us.
-		return fail("not a process group leader; only proc.Run may start the shim")
-	}
-	// The job must not inherit the lifeline.
-	if _, err := unix.FcntlInt(linkFD, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
-		return fail("no lifeline on fd %d: %v", linkFD, err)
-	}
-	link := os.NewFile(linkFD, "lifeline")
-
-	// Catch, not ignore, the signals the group gets when Run stops the job:
-	// the shim must outlive the job to report its status, and caught
-	// signals are reset to default in the job by exec. One that cronlock
-	// inherited as ignored (nohup) stays ignored, as it would for the job
-	// without the shim; Notify would un-ignore it.
-	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
-		if !signal.Ignored(sig) {
-			signal.Notify(make(chan os.Signal, 1), sig)
-		}
-	}
-
-	// Orphaned descendants are re-parented to us instead of init, so that
-	// we can tell when all of them are gone (ECHILD) and reap them.
-	subreaper := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
-
-	go func() {
-		buf := make([]byte, 16)
-		for {
-			if _, err := link.Read(buf); err != nil {
-				// EOF: cronlock is gone. Any other error: we can
-				// no longer tell, so fail safe the same way.
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-				os.Exit(128 + int(syscall.SIGKILL))
-			}
-		}
-	}()
-
-	report := func(line string) {
-		if len(line) > maxStatus-1 {
-			line = line[:maxStatus-1]
-		}
-		// cronlock may be gone (EPIPE); nothing to report to then.
-		_, _ = link.Write([]byte(line + "\n"))
-	}
-
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		report("error " + err.Error())
-		return 127
-	}
-	child, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
-		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2},
-		// No Setpgid: the job stays in the shim's group.
-	})
-	if err != nil {
-		report("error " + (&os.PathError{Op: "exec", Path: path, Err: err}).Error())
-		return 127
-	}
-
-	ws, err := waitChild(child)
-	if err != nil {
-		report("error wait: " + err.Error())
-		return 127
-	}
-	code := ws.ExitStatus()
-	if ws.Signaled() {
-		code = 128 + int(ws.Signal())
-		report("signal " + strconv.Itoa(int(ws.Signal())))
-	} else {
-		report("exit " + strconv.Itoa(code))
-	}
-	stopLeftovers(pgid, grace, subreaper)
-	return code
-}
-
-// waitChild reaps children, including re-parented orphans, until it has
-// reaped pid, and returns pid's wait status.
-func waitChild(pid int) (syscall.WaitStatus, error) {
-	for {
-		var ws syscall.WaitStatus
-		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
-		switch {
-		case err == syscall.EINTR:
-		case err != nil:
-			return 0, err
-		case wpid == pid:
-			return ws, nil
-		}
-	}
-}
-
-// stopLeftovers ends what the job left behind once its main process is gone:
-// SIGTERM to the group, then SIGKILL (which ends the shim too) if descendants
-// remain after grace. Without the subreaper it cannot see the leftovers, so
-// it sends SIGKILL at once.
-func stopLeftovers(pgid int, grace time.Duration, subreaper bool) {
-	if !subreaper {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return
-	}
-	if !haveChildren() {
-		return
-	}
-	terminate(pgid)
-	gone := make(chan struct{})
-	go func() {
-		for {
-			_, err := syscall.Wait4(-1, nil, 0, nil)
-			if err != nil && err != syscall.EINTR {
-				close(gone) // ECHILD: no descendants left.
-				return
-			}
-		}
-	}()
-	select {
-	case <-gone:
-	case <-time.After(grace):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-}
-
-// haveChildren reaps exited children and reports whether any remain.
-func haveChildren() bool {
-	for {
-		pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
-		switch {
-		case err == syscall.EINTR:
-		case err != nil:
-			return false
-		case pid == 0:
-			return true
-		}
-	}
 }

@@ -126,6 +126,7 @@ func TestExitStatus(t *testing.T) {
 		{"argv false", proc.Command{Argv: []string{"false"}}, &proc.ExitError{Code: 1}},
 		{"exit 137 is not a signal", proc.Command{Shell: "exit 137"}, &proc.ExitError{Code: 137}},
 		{"signal", proc.Command{Shell: "kill -USR1 $$"}, &proc.ExitError{Code: -1, Signal: syscall.SIGUSR1}},
+		{"SIGKILL", proc.Command{Shell: "kill -KILL $$"}, &proc.ExitError{Code: -1, Signal: syscall.SIGKILL}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cmd.Run(context.Background(), nil)
@@ -141,6 +142,13 @@ func TestExitStatus(t *testing.T) {
 			}
 			if *ee != *tc.want {
 				t.Fatalf("Run: %+v, want %+v", *ee, *tc.want)
+			}
+			want := tc.want.Code
+			if tc.want.Signal != 0 {
+				want = 128 + int(tc.want.Signal)
+			}
+			if got := ee.ExitCode(); got != want {
+				t.Fatalf("ExitCode() = %d, want %d", got, want)
 			}
 		})
 	}
@@ -250,6 +258,7 @@ func TestInvalid(t *testing.T) {
 		{"missing command", proc.Command{Argv: []string{"/nonexistent/cronlock-test"}}, nil},
 		{"command not in PATH", proc.Command{Argv: []string{"cronlock-no-such-command"}}, nil},
 		{"missing dir", proc.Command{Shell: "true", Dir: missingDir}, nil},
+		{"negative Grace", proc.Command{Shell: "true", Grace: -time.Second}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cmd.Run(context.Background(), tc.extra)
@@ -297,6 +306,47 @@ func TestOutputLines(t *testing.T) {
 	}
 	if got, want := buf.messages(t, "stderr"), []string{"err1", "err2"}; !slices.Equal(got, want) {
 		t.Errorf("stderr %q, want %q", got, want)
+	}
+}
+
+// The tail holds the last bytes of both streams, whole lines of each.
+func TestOutputTail(t *testing.T) {
+	noLeaks(t)
+	const n = 200
+	tail := proc.NewTail(n)
+	err := proc.Command{Shell: `seq -f 'out %g' 1 300; seq -f 'err %g' 1 300 >&2`, Tail: tail}.
+		Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tail.String()
+	if len(s) != n || (!strings.HasSuffix(s, "\nout 300\n") && !strings.HasSuffix(s, "\nerr 300\n")) {
+		t.Fatalf("tail %q: want %d bytes ending with the last line of a stream", s, n)
+	}
+	// Each stream's lines are whole and consecutive.
+	last := map[string]int{}
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	for _, l := range lines[1:] { // the first is cut
+		stream, num, ok := strings.Cut(l, " ")
+		k, err := strconv.Atoi(num)
+		if !ok || err != nil || (stream != "out" && stream != "err") || (last[stream] != 0 && k != last[stream]+1) {
+			t.Fatalf("line %q out of place in tail %q", l, s)
+		}
+		last[stream] = k
+	}
+}
+
+// The tail is not cut at MaxLine.
+func TestOutputTailLongLine(t *testing.T) {
+	noLeaks(t)
+	tail := proc.NewTail(2000)
+	err := proc.Command{Shell: `head -c 5000 /dev/zero | tr '\0' a; echo; echo end`, MaxLine: 100, Tail: tail}.
+		Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Repeat("a", 1995) + "\nend\n"; tail.String() != want {
+		t.Fatalf("tail %d bytes %.20q…, want %d bytes", len(tail.String()), tail.String(), len(want))
 	}
 }
 
@@ -380,6 +430,44 @@ func TestTimeoutTermIgnored(t *testing.T) {
 	}
 }
 
+// NoGrace: SIGKILL follows SIGTERM at once, whatever Grace says.
+func TestNoGrace(t *testing.T) {
+	noLeaks(t)
+	const timeout = time.Second // long enough for sh to reach the trap
+	log, buf := logged()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	err := proc.Command{Shell: "trap '' TERM; echo ready; sleep 60", Grace: time.Minute, NoGrace: true, Logger: log}.Run(ctx, nil)
+	elapsed := time.Since(start)
+	if got := buf.messages(t, "stdout"); !slices.Equal(got, []string{"ready"}) {
+		t.Fatalf("stdout %q: sh did not reach the trap within %v", got, timeout)
+	}
+	var ee *proc.ExitError
+	if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL {
+		t.Fatalf("Run: %v, want killed by SIGKILL", err)
+	}
+	if elapsed > timeout+5*time.Second {
+		t.Fatalf("Run took %v, want about %v", elapsed, timeout)
+	}
+}
+
+// With NoGrace the job's last lines are still read after it exited.
+func TestNoGraceKeepsOutput(t *testing.T) {
+	noLeaks(t)
+	log, buf := logged()
+	err := proc.Command{Shell: "seq 1 3000; seq 1 3000 >&2", NoGrace: true, Logger: log}.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []string{"stdout", "stderr"} {
+		got := buf.messages(t, stream)
+		if len(got) != 3000 || got[2999] != "3000" {
+			t.Errorf("%s: %d lines, want 3000", stream, len(got))
+		}
+	}
+}
+
 func TestTimeoutTerm(t *testing.T) {
 	noLeaks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -451,10 +539,15 @@ func TestLeftoversStopped(t *testing.T) {
 		stdout      []string
 	}{
 		// SIGTERM suffices, and the leftover's last words are logged:
-		// Run must neither wait for Grace nor stop reading early.
+		// Run must neither wait for Grace nor stop reading early. The
+		// leftover is ready once its sleep runs: a SIGTERM that reaches
+		// the forked shell before it resets the trap and execs sleep is
+		// lost, and sleep would then outlive the test's bounds.
 		{
-			name:   "term",
-			shell:  `(trap 'echo leftover got TERM; exit 0' TERM; sleep 60 & : > "$READY"; wait) & ` + awaitReady,
+			name: "term",
+			shell: `(trap 'echo leftover got TERM; exit 0' TERM; sleep 60 & ` +
+				`until [ "$(cat /proc/$!/comm 2>/dev/null)" = sleep ]; do sleep 0.01; done; ` +
+				`: > "$READY"; wait) & ` + awaitReady,
 			grace:  time.Minute,
 			stdout: []string{"leftover got TERM"},
 		},
