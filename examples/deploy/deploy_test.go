@@ -57,8 +57,8 @@ func checkProduction(t *testing.T, cfg *config.Config) {
 	if cfg.Lock.Replicas != 3 {
 		t.Errorf("%s: lock.replicas = %d, want 3 (R3 buckets)", cfg.Path, cfg.Lock.Replicas)
 	}
-	if cfg.HTTP.Listen != "0.0.0.0:9090" {
-		t.Errorf("%s: http.listen = %q, want 0.0.0.0:9090 for probes and scraping", cfg.Path, cfg.HTTP.Listen)
+	if cfg.HTTP.Listen != "0.0.0.0:8736" {
+		t.Errorf("%s: http.listen = %q, want 0.0.0.0:8736 for probes and scraping", cfg.Path, cfg.HTTP.Listen)
 	}
 }
 
@@ -112,7 +112,7 @@ func TestKubernetes(t *testing.T) {
 		}
 	}
 	ann := get("spec", "template", "metadata", "annotations").(map[string]any)
-	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != "9090" {
+	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != "8736" {
 		t.Errorf("scrape annotations: %v", ann)
 	}
 	find(t, docs, "PodDisruptionBudget")
