@@ -3,6 +3,7 @@ module github.com/cronlock/cronlock
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/goccy/go-yaml v1.19.2
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/nats-io/jwt/v2 v2.8.2

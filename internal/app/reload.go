@@ -25,7 +25,7 @@ func (d *Daemon) Reload() error {
 	log := d.log.With().Str("config", path).Logger()
 	next, err := config.Load(path)
 	if err != nil {
-		d.reloads.WithLabelValues("failure").Inc()
+		d.reloads.record(err)
 		log.Error().Err(err).Msg("reload rejected: invalid configuration; the previous one keeps running")
 		return err
 	}
@@ -78,12 +78,12 @@ func (d *Daemon) Reload() error {
 	d.cfg = &cfg
 
 	if err := errors.Join(errs...); err != nil {
-		d.reloads.WithLabelValues("failure").Inc()
+		d.reloads.record(err)
 		log.Error().Err(err).Strs("added", added).Strs("removed", removed).Strs("changed", changed).
 			Msg("reload applied in part")
 		return err
 	}
-	d.reloads.WithLabelValues("success").Inc()
+	d.reloads.record(nil)
 	log.Info().Strs("added", added).Strs("removed", removed).Strs("changed", changed).
 		Int("jobs", len(inEffect)).Msg("configuration reloaded")
 	return nil
