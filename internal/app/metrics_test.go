@@ -68,9 +68,9 @@ func TestReloadAndBuildMetrics(t *testing.T) {
 	}
 	page = metrics()
 	for series, want := range map[string]float64{
-		"cronlock_config_last_reload_successful":                 0,
-		`cronlock_config_reloads_total{result="failure"}`:        1,
-		`cronlock_config_reloads_total{result="success"}`:        0,
+		"cronlock_config_last_reload_successful":                0,
+		`cronlock_config_reloads_total{result="failure"}`:       1,
+		`cronlock_config_reloads_total{result="success"}`:       0,
 		"cronlock_config_last_reload_success_timestamp_seconds": started,
 	} {
 		if v := metricValue(t, page, series); v != want {
