@@ -25,7 +25,7 @@ func TestEmbeddedFirstRun(t *testing.T) {
 		t.Fatal("config.example.yaml has no jobs: section")
 	}
 	// The example's HTTP port may be taken on a test machine.
-	head = strings.Replace(head, `listen: "127.0.0.1:9090"`, `listen: "127.0.0.1:0"`, 1)
+	head = strings.Replace(head, `listen: "127.0.0.1:8736"`, `listen: "127.0.0.1:0"`, 1)
 	if !strings.Contains(head, `url: ""`) || !strings.Contains(head, "store_dir: .cronlock/nats") {
 		t.Fatal("config.example.yaml no longer uses the embedded server with store_dir .cronlock/nats")
 	}

@@ -26,7 +26,8 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	job := func(name string) string {
 		return fmt.Sprintf("  - name: %s\n    schedule: \"* * * * * *\"\n    shell: date +%%s%%N >> %q\n", name, out[name])
 	}
-	head := fmt.Sprintf("nats: {url: %s}\nlock: {lease: 2s, renew: 500ms}\nhttp: {listen: \"\"}\nlog: {level: info}\njobs:\n", url)
+	// config_watch off: the signal alone must reload.
+	head := fmt.Sprintf("nats: {url: %s}\nlock: {lease: 2s, renew: 500ms}\nhttp: {listen: \"\"}\nlog: {level: info}\nconfig_watch: false\njobs:\n", url)
 	path := filepath.Join(dir, "cronlock.yaml")
 	write := func(content string) {
 		t.Helper()
@@ -60,8 +61,8 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	write(head + job("kept") + "  - name: broken\n    schedule: \"0 0 61 * * *\"\n    shell: \"true\"\n")
 	d.cmd.Process.Signal(syscall.SIGHUP)
 	d.waitOutput("reload rejected", 10*time.Second)
-	if s := d.out.String(); !strings.Contains(s, path+":10: jobs[1].schedule") {
-		t.Errorf("the rejection does not name %s:10 and the field:\n%s", path, s)
+	if s := d.out.String(); !strings.Contains(s, path+":11: jobs[1].schedule") {
+		t.Errorf("the rejection does not name %s:11 and the field:\n%s", path, s)
 	}
 	kept, added := count("kept"), count("added")
 	waitFor(t, 10*time.Second, "the jobs keep running", func() bool { return count("kept") >= kept+2 && count("added") >= added+2 })

@@ -16,7 +16,8 @@ Signals: SIGINT or SIGTERM shut down gracefully (no new runs; running jobs get
 shutdown_grace to finish, then SIGTERM and SIGKILL after their grace).
 SIGHUP reloads the file: added, removed and changed jobs take effect without
 stopping running ones; an invalid file is rejected (errors logged) and the
-running configuration stays; other settings need a restart.
+running configuration stays; other settings need a restart. A change of the
+file is reloaded the same way, without a signal, unless config_watch is false.
 
 Flags:
   -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)

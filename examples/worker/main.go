@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.SetOutput(stdout)
 	natsURL := fs.String("nats", nats.DefaultURL, "NATS server URL; several separated by commas")
 	embedded := fs.Bool("embedded", false, "start an in-process nats-server with JetStream instead (no setup)")
-	httpAddr := fs.String("http", "127.0.0.1:9090", "listen address of the /metrics server")
+	httpAddr := fs.String("http", "127.0.0.1:8736", "listen address of the /metrics server")
 	reportSpec := fs.String("report-schedule", "*/10 * * * * *", "cron spec of the report job (6 fields: seconds first)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "how long a shutdown waits for running jobs before cancelling them")
 	if err := fs.Parse(args); err != nil {

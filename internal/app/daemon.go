@@ -32,14 +32,15 @@ import (
 const startupAttempt = 5 * time.Second
 
 // Daemon is `cronlock run`: the scheduler running every configured job under
-// its lock, the HTTP server, and reload on SIGHUP.
+// its lock, the HTTP server, and reload on SIGHUP or, with config_watch, on
+// a change of the configuration file.
 type Daemon struct {
 	log     zerolog.Logger
 	conn    *Conn
 	locker  *lock.Locker
 	sched   *scheduler.Scheduler
 	reg     *prometheus.Registry
-	reloads *prometheus.CounterVec
+	reloads *reloadMetrics
 	httpLn  net.Listener // nil when http.listen is empty
 
 	schedCtx    context.Context // cancelled when the scheduler must stop
@@ -245,7 +246,7 @@ func (d *Daemon) Ready() bool {
 
 // Run schedules the jobs and serves HTTP until ctx is done or the process
 // receives SIGINT or SIGTERM; SIGHUP reloads the configuration file (see
-// Reload). On shutdown it stops starting runs, waits up to shutdown_grace for
+// Reload), and so does a change of the file when config_watch is on. On shutdown it stops starting runs, waits up to shutdown_grace for
 // the running ones, closes the HTTP server once they are done, then the NATS
 // connection and the embedded server. Signals that arrive during the
 // shutdown are logged and otherwise ignored: SIGKILL stops cronlock at once,
@@ -288,6 +289,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return nil
 		}, func(error) { close(stop) })
 	}
+	d.addConfigWatch(&g)
 	schedDone := make(chan struct{})
 	{ // the scheduler
 		g.Add(func() error {

@@ -15,7 +15,7 @@ import (
 // the job's lock keeps the new version from overlapping it. An invalid file
 // is rejected as a whole, its errors logged, and the jobs running stay as
 // they are. Settings other than jobs (nats, lock, history, http, log,
-// shutdown_grace) are logged as needing a restart and not applied.
+// shutdown_grace, config_watch) are logged as needing a restart and not applied.
 //
 // Reload returns the error it logged, for tests; SIGHUP calls it.
 func (d *Daemon) Reload() error {
@@ -25,7 +25,7 @@ func (d *Daemon) Reload() error {
 	log := d.log.With().Str("config", path).Logger()
 	next, err := config.Load(path)
 	if err != nil {
-		d.reloads.WithLabelValues("failure").Inc()
+		d.reloads.record(err)
 		log.Error().Err(err).Msg("reload rejected: invalid configuration; the previous one keeps running")
 		return err
 	}
@@ -78,12 +78,12 @@ func (d *Daemon) Reload() error {
 	d.cfg = &cfg
 
 	if err := errors.Join(errs...); err != nil {
-		d.reloads.WithLabelValues("failure").Inc()
+		d.reloads.record(err)
 		log.Error().Err(err).Strs("added", added).Strs("removed", removed).Strs("changed", changed).
 			Msg("reload applied in part")
 		return err
 	}
-	d.reloads.WithLabelValues("success").Inc()
+	d.reloads.record(nil)
 	log.Info().Strs("added", added).Strs("removed", removed).Strs("changed", changed).
 		Int("jobs", len(inEffect)).Msg("configuration reloaded")
 	return nil
@@ -103,6 +103,7 @@ func restartSections(a, b *config.Config) []string {
 		{"http", a.HTTP, b.HTTP},
 		{"log", a.Log, b.Log},
 		{"shutdown_grace", a.ShutdownGrace, b.ShutdownGrace},
+		{"config_watch", a.ConfigWatch, b.ConfigWatch},
 	} {
 		if !reflect.DeepEqual(s.x, s.y) {
 			out = append(out, s.name)

@@ -39,3 +39,30 @@ func Version() string {
 	}
 	return "devel-" + rev
 }
+
+// Revision is the VCS revision (commit) the binary was built from, as the Go
+// toolchain records it, with "-dirty" when the work tree had changes; or
+// "unknown" when the build has no VCS information (go run, go test, a build
+// outside a repository or with -buildvcs=false).
+func Revision() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "unknown"
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
+}

@@ -55,6 +55,10 @@ type Config struct {
 	// ShutdownGrace is how long cronlock waits for running jobs after a
 	// shutdown signal. Default 30s; >= 0.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// ConfigWatch makes `cronlock run` watch the configuration file and
+	// reload it on every change, exactly as on SIGHUP. Default true; false
+	// leaves reloads to SIGHUP.
+	ConfigWatch bool `yaml:"config_watch"`
 	// Jobs holds at least one job, in file order, with unique names.
 	Jobs []Job `yaml:"jobs"`
 	// Path is the file name given to Load or Parse. It is not a YAML key.
@@ -135,8 +139,9 @@ type History struct {
 // HTTP configures the HTTP server for /metrics, /healthz and /readyz.
 type HTTP struct {
 	// Listen is a host:port, or empty to disable the server. Default
-	// "127.0.0.1:9090" only when the http key is absent from the file: once
-	// an http section is written, an omitted listen means disabled.
+	// DefaultHTTPListen, "127.0.0.1:8736", only when the http key is absent
+	// from the file: once an http section is written, an omitted listen
+	// means disabled.
 	Listen string `yaml:"listen"`
 }
 
@@ -200,11 +205,16 @@ const (
 	DefaultReplicas       = 1
 	DefaultHistoryBucket  = "cronlock_history"
 	DefaultHistorySize    = 20
-	DefaultHTTPListen     = "127.0.0.1:9090"
-	DefaultLogLevel       = "info"
-	DefaultLogFormat      = "json"
-	DefaultShutdownGrace  = Duration(30 * time.Second)
-	DefaultJobGrace       = Duration(10 * time.Second)
+	// DefaultHTTPListen is off 9090, the Prometheus server's own port, and
+	// off 9091-9094 and 9100-9999, which the Prometheus project's "default
+	// port allocations" list gives to its components and to exporters:
+	// cronlock must not collide with an exporter on the same host.
+	DefaultHTTPListen    = "127.0.0.1:8736"
+	DefaultLogLevel      = "info"
+	DefaultLogFormat     = "json"
+	DefaultShutdownGrace = Duration(30 * time.Second)
+	DefaultJobGrace      = Duration(10 * time.Second)
+	DefaultConfigWatch   = true
 )
 
 // defaults returns a Config holding every default except HTTP.Listen, which
@@ -227,6 +237,7 @@ func defaults() Config {
 		History:       History{Bucket: DefaultHistoryBucket, Size: DefaultHistorySize},
 		Log:           Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
 		ShutdownGrace: DefaultShutdownGrace,
+		ConfigWatch:   DefaultConfigWatch,
 	}
 }
 

@@ -58,7 +58,7 @@ func TestParseErrors(t *testing.T) {
 
 		// Unknown and duplicate keys.
 		{"unknown top-level key", "nats: {}\njob:\n  - name: a\n", []want{
-			{"1: jobs", "at least one job is required"}, {"2: job", "unknown key (valid keys here: nats, lock, history, http, log, shutdown_grace, jobs)"}}},
+			{"1: jobs", "at least one job is required"}, {"2: job", "unknown key (valid keys here: nats, lock, history, http, log, shutdown_grace, config_watch, jobs)"}}},
 		{"unknown nested key", "lock:\n  lease: 20s\n  leese: 10s\n" + job0, []want{{"3: lock.leese", "unknown key (valid keys here: bucket, lease, renew,"}}},
 		{"unknown job key", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: x\n    timout: 1m\n", []want{{"5: jobs[0].timout", "unknown key"}}},
 		{"odd unknown key quoted in path", "nats:\n  \"tls file\": x\n" + job0, []want{{`2: nats["tls file"]`, "unknown key"}}},
@@ -78,6 +78,9 @@ func TestParseErrors(t *testing.T) {
 		{"env value not a string", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: x\n    env:\n      PORT: 8080\n", []want{{"6: jobs[0].env.PORT", "expected a string, got an integer"}}},
 		{"int given quoted string", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: x\n    retries: \"2\"\n", []want{{"5: jobs[0].retries", "expected an integer, got a string"}}},
 		{"int given float", "history:\n  size: 2.5\n" + job0, []want{{"2: history.size", "expected an integer, got a number"}}},
+		{"bool given yes", "config_watch: no\n" + job0, []want{{"1: config_watch", `expected true or false, got "no" (a string in YAML 1.2)`}}},
+		{"bool given quoted string", "config_watch: \"false\"\n" + job0, []want{{"1: config_watch", "expected true or false, got a string"}}},
+		{"bool given integer", "config_watch: 0\n" + job0, []want{{"1: config_watch", "expected true or false, got an integer"}}},
 		{"int overflow", "lock:\n  replicas: 99999999999999999999\n" + job0, []want{{"2: lock.replicas", "integer out of range"}}},
 
 		// Durations.
@@ -207,9 +210,10 @@ func TestDefaults(t *testing.T) {
 			AcquireTimeout: Duration(500 * time.Millisecond), Replicas: 1,
 		},
 		History:       History{Bucket: "cronlock_history", Size: 20},
-		HTTP:          HTTP{Listen: "127.0.0.1:9090"},
+		HTTP:          HTTP{Listen: "127.0.0.1:8736"},
 		Log:           Log{Level: "info", Format: "json"},
 		ShutdownGrace: Duration(30 * time.Second),
+		ConfigWatch:   true,
 		Jobs: []Job{{
 			Name: "a", Schedule: "@every 10s", Shell: "true",
 			Grace: Duration(10 * time.Second), Location: time.UTC, Line: 2,
@@ -257,6 +261,28 @@ func TestHTTPListenDefault(t *testing.T) {
 		}
 		if cfg.HTTP.Listen != tt.want {
 			t.Errorf("%q: listen = %q, want %q", tt.src, cfg.HTTP.Listen, tt.want)
+		}
+	}
+}
+
+func TestConfigWatch(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		src  string
+		want bool
+	}{
+		{"", true},
+		{"config_watch:\n", true}, // null: as if absent
+		{"config_watch: true\n", true},
+		{"config_watch: false\n", false},
+		{"config_watch: False\n", false},
+	} {
+		cfg, err := Parse("w.yaml", []byte(tt.src+job0))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.src, err)
+		}
+		if cfg.ConfigWatch != tt.want {
+			t.Errorf("%q: config_watch = %v, want %v", tt.src, cfg.ConfigWatch, tt.want)
 		}
 	}
 }

@@ -240,6 +240,10 @@ func (d *decoder) value(n ast.Node, path string, v reflect.Value) {
 		if i, ok := d.int(n, path); ok {
 			v.SetInt(int64(i))
 		}
+	case t.Kind() == reflect.Bool:
+		if b, ok := d.bool(n, path); ok {
+			v.SetBool(b)
+		}
 	case t.Kind() == reflect.Struct:
 		d.structure(n, path, v)
 	default:
@@ -352,6 +356,24 @@ func (d *decoder) int(n ast.Node, path string) (int, bool) {
 	}
 	d.typeError(n, path, "an integer")
 	return 0, false
+}
+
+// bool decodes a YAML 1.2 boolean: true or false (any case). The YAML 1.1
+// spellings yes, no, on and off are strings in YAML 1.2; they are rejected
+// with a hint rather than guessed at.
+func (d *decoder) bool(n ast.Node, path string) (bool, bool) {
+	if b, ok := n.(*ast.BoolNode); ok {
+		return b.Value, true
+	}
+	if s, ok := n.(*ast.StringNode); ok && isPlain(s) {
+		switch strings.ToLower(s.Value) {
+		case "y", "yes", "on", "n", "no", "off":
+			d.problem(line(n), path, "expected true or false, got %s (a string in YAML 1.2)", quote(s.Value))
+			return false, false
+		}
+	}
+	d.typeError(n, path, "true or false")
+	return false, false
 }
 
 // duration decodes a non-negative Go duration string.

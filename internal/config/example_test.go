@@ -98,9 +98,10 @@ func TestExampleDecodes(t *testing.T) {
 			AcquireTimeout: Duration(500 * time.Millisecond), Replicas: 1,
 		},
 		History:       History{Bucket: "cronlock_history", Size: 20},
-		HTTP:          HTTP{Listen: "127.0.0.1:9090"},
+		HTTP:          HTTP{Listen: "127.0.0.1:8736"},
 		Log:           Log{Level: "info", Format: "json"},
 		ShutdownGrace: Duration(30 * time.Second),
+		ConfigWatch:   true,
 		Jobs: []Job{{
 			Name: "hello", Schedule: "*/10 * * * * *", Shell: "date; echo hello from $CRONLOCK_JOB",
 			Grace: grace, Location: time.UTC,

@@ -247,6 +247,6 @@ func (d *decoder) checkListen(path, addr string) {
 	if err == nil {
 		_, err = strconv.ParseUint(port, 10, 16)
 	}
-	d.check(err != nil, path, nil, "invalid listen address %s: want host:port such as \"127.0.0.1:9090\" or \":9090\"",
+	d.check(err != nil, path, nil, "invalid listen address %s: want host:port such as \"127.0.0.1:8736\" or \":8736\"",
 		quote(addr))
 }
