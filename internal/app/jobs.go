@@ -153,9 +153,11 @@ func NextRuns(cj config.Job, from time.Time, n int) ([]time.Time, error) {
 }
 
 // sameJob reports whether two configured jobs would behave the same; the
-// line where the job is written does not count.
+// line where the job is written does not count, nor do its notify targets,
+// which a reload replaces without rescheduling the job (notify.SetTargets).
 func sameJob(a, b config.Job) bool {
 	a.Line, b.Line = 0, 0
+	a.Notify, b.Notify = nil, nil
 	a.Location, b.Location = nil, nil
 	return reflect.DeepEqual(a, b)
 }

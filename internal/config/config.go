@@ -59,6 +59,9 @@ type Config struct {
 	// reload it on every change, exactly as on SIGHUP. Default true; false
 	// leaves reloads to SIGHUP.
 	ConfigWatch bool `yaml:"config_watch"`
+	// Notify lists the failure notification targets every job inherits
+	// unless it has its own notify key. Nil when absent. See NotifyTarget.
+	Notify []NotifyTarget `yaml:"notify"`
 	// Jobs holds at least one job, in file order, with unique names.
 	Jobs []Job `yaml:"jobs"`
 	// Path is the file name given to Load or Parse. It is not a YAML key.
@@ -185,6 +188,11 @@ type Job struct {
 	// Grace is the time between SIGTERM and SIGKILL when a run must stop.
 	// Default 10s; >= 0.
 	Grace Duration `yaml:"grace"`
+	// Notify, when the key is written, replaces Config.Notify for this job:
+	// nil (key absent or null) inherits the top-level list, an explicit
+	// empty list (notify: []) turns notifications off for the job. Use
+	// Config.NotifyTargets for the resolved lists.
+	Notify []NotifyTarget `yaml:"notify"`
 
 	// Location is Timezone resolved; never nil in a validated Config.
 	Location *time.Location `yaml:"-"`

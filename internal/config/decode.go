@@ -145,7 +145,7 @@ func parse(data []byte) (f *ast.File, err error) {
 
 // secretKey matches a line holding a key whose value may be a secret: token
 // and password, and keys such as API_TOKEN or DB_PASSWORD in env.
-var secretKey = regexp.MustCompile(`(?i)(token|passw|secret|key|credential)[a-z0-9_.-]*["']?\s*:`)
+var secretKey = regexp.MustCompile(`(?i)(token|passw|secret|key|credential|webhook|headers|authorization)[a-z0-9_.-]*["']?\s*:`)
 
 // quotedText matches Go-quoted strings and runes inside parser messages.
 var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
@@ -228,10 +228,12 @@ func (d *decoder) value(n ast.Node, path string, v reflect.Value) {
 		}
 	case t == stringsType:
 		d.strings(n, path, v)
-	case t == stringMapType:
+	case t == stringMapType, t == secretMapType:
 		d.stringMap(n, path, v)
 	case t == jobsType:
 		d.jobs(n, path, v)
+	case t == notifyTargetsType:
+		d.notifyTargets(n, path, v)
 	case t.Kind() == reflect.String: // string and Secret
 		if s, ok := d.str(n, path); ok {
 			v.SetString(s)
@@ -420,24 +422,25 @@ func (d *decoder) strings(n ast.Node, path string, v reflect.Value) {
 	v.Set(reflect.ValueOf(out))
 }
 
-// stringMap decodes a mapping of strings to strings into v.
+// stringMap decodes a mapping of strings to strings into v, a map from
+// string to a string type (string or Secret).
 func (d *decoder) stringMap(n ast.Node, path string, v reflect.Value) {
 	m, ok := n.(*ast.MappingNode)
 	if !ok {
 		d.typeError(n, path, "a mapping of strings")
 		return
 	}
-	out := make(map[string]string, len(m.Values))
+	out := reflect.MakeMapWithSize(v.Type(), len(m.Values))
 	d.entries(m, path, func(name, child string, keyLine int, val ast.Node) {
 		d.lines[child] = keyLine
 		if val == nil || !d.supported(val, child) {
 			return
 		}
 		if s, ok := d.str(val, child); ok {
-			out[name] = s
+			out.SetMapIndex(reflect.ValueOf(name), reflect.ValueOf(s).Convert(v.Type().Elem()))
 		}
 	})
-	v.Set(reflect.ValueOf(out))
+	v.Set(out)
 }
 
 // jobs decodes the list of jobs into v (a []Job). Each job starts from the

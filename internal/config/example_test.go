@@ -29,7 +29,9 @@ func schemaKeys(t reflect.Type, prefix string) []string {
 		p := join(prefix, name)
 		keys = append(keys, p)
 		switch {
-		case f.Type == jobsType:
+		case f.Type == jobsType, f.Type == notifyTargetsType && prefix == "":
+			// A job's notify targets have the keys of the top-level
+			// ones, which document them.
 			keys = append(keys, schemaKeys(f.Type.Elem(), p+"[]")...)
 		case f.Type.Kind() == reflect.Struct && f.Type != durationType:
 			keys = append(keys, schemaKeys(f.Type, p)...)
@@ -90,6 +92,7 @@ func TestExampleDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	grace := Duration(10 * time.Second)
+	appendJSONL := []string{"sh", "-c", "cat >> notifications.jsonl; echo >> notifications.jsonl"}
 	want := &Config{
 		NATS: NATS{Name: "cronlock", Embedded: Embedded{StoreDir: ".cronlock/nats"}},
 		Lock: Lock{
@@ -102,6 +105,11 @@ func TestExampleDecodes(t *testing.T) {
 		Log:           Log{Level: "info", Format: "json"},
 		ShutdownGrace: Duration(30 * time.Second),
 		ConfigWatch:   true,
+		Notify: []NotifyTarget{{
+			Webhook: "https://hooks.example.com/services/cronlock",
+			Headers: map[string]Secret{"Authorization": "Bearer change-me"},
+			Secret:  "change-me-too", On: []string{"failure", "missed", "recovered"},
+		}, {Command: appendJSONL, On: []string{"failure", "missed", "recovered"}}},
 		Jobs: []Job{{
 			Name: "hello", Schedule: "*/10 * * * * *", Shell: "date; echo hello from $CRONLOCK_JOB",
 			Grace: grace, Location: time.UTC,
@@ -114,6 +122,10 @@ func TestExampleDecodes(t *testing.T) {
 			Env:     map[string]string{"GREETING": "hello"}, Dir: "/tmp",
 			Timeout: Duration(20 * time.Second), Retries: 2, RetryBackoff: Duration(5 * time.Second),
 			StartingDeadline: Duration(30 * time.Second), Grace: grace, Location: berlin,
+			Notify: []NotifyTarget{{
+				Command: []string{"sh", "-c", "cat >> reports-failures.jsonl; echo >> reports-failures.jsonl"},
+				On:      []string{"failure"},
+			}},
 		}},
 		Path: examplePath,
 	}
@@ -122,6 +134,12 @@ func TestExampleDecodes(t *testing.T) {
 			t.Errorf("jobs[%d].Line = 0", i)
 		}
 		cfg.Jobs[i].Line = 0
+		for k := range cfg.Jobs[i].Notify {
+			cfg.Jobs[i].Notify[k].Line = 0
+		}
+	}
+	for k := range cfg.Notify {
+		cfg.Notify[k].Line = 0
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("example:\n got %+v\nwant %+v", cfg, want)

@@ -92,6 +92,8 @@ func (d *decoder) validate(c *Config) {
 		d.check(true, "log.format", nil, "unknown format %s; use json or console", quote(c.Log.Format))
 	}
 
+	d.validateNotify("notify", c.Notify)
+
 	d.check(len(c.Jobs) == 0, "jobs", nil, "at least one job is required")
 	names := map[string]int{} // job name -> index of its first job
 	for i := range c.Jobs {
@@ -234,6 +236,7 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 		d.check(strings.IndexByte(v, 0) >= 0, kp, nil, "must not contain a NUL byte")
 	}
 	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
+	d.validateNotify(at("notify"), j.Notify)
 }
 
 func (d *decoder) checkBucket(path, name string) {
