@@ -240,6 +240,12 @@ func (d *decoder) value(n ast.Node, path string, v reflect.Value) {
 		if i, ok := d.int(n, path); ok {
 			v.SetInt(int64(i))
 		}
+	case t.Kind() == reflect.Bool:
+		if b, ok := n.(*ast.BoolNode); ok {
+			v.SetBool(b.Value)
+		} else {
+			d.typeError(n, path, "true or false")
+		}
 	case t.Kind() == reflect.Struct:
 		d.structure(n, path, v)
 	default:
