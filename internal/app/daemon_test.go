@@ -223,8 +223,8 @@ func freePort(t *testing.T) string {
 
 // TestStartWaitsForJetStream starts the daemon against a 3-node cluster
 // that has lost its quorum (JetStream API requests go unanswered, as right
-// after node restarts): start-up keeps retrying instead of giving up, and
-// completes once the quorum is back.
+// after node restarts): start-up keeps retrying instead of giving up, with
+// /readyz saying so, and completes once the quorum is back.
 func TestStartWaitsForJetStream(t *testing.T) {
 	t.Parallel()
 	c := natstest.RunCluster(t, 3)
@@ -234,45 +234,33 @@ func TestStartWaitsForJetStream(t *testing.T) {
 	cfg := writeConfig(t, dir, fmt.Sprintf(`
 nats: {url: %q}
 lock: {lease: 2s, renew: 500ms, replicas: 3}
-http: {listen: ""}
+http: {listen: "127.0.0.1:0"}
 jobs: [{name: j, schedule: "@yearly", shell: "true"}]
 `, c.URL()))
 	logs := &logBuffer{}
-	started := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var d *app.Daemon
-	go func() {
-		var err error
-		d, err = app.NewDaemon(ctx, cfg, logs)
-		started <- err
-	}()
-	var early error
-	returned := false
+	d, err := app.NewDaemon(ctx, cfg, logs)
+	if err != nil {
+		t.Fatalf("NewDaemon: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	base := "http://" + d.HTTPAddr().String()
 	waitFor(t, 60*time.Second, "a failed attempt logged", func() bool {
 		select {
-		case early = <-started:
-			returned = true
-			return true
+		case err := <-done:
+			t.Fatalf("Run returned while NATS had no quorum: %v\nlogs:\n%s", err, logs)
 		default:
 		}
 		return strings.Contains(logs.String(), "NATS JetStream not answering yet; retrying")
 	})
-	if returned {
-		t.Fatalf("NewDaemon returned while NATS had no quorum: %v\nlogs:\n%s", early, logs)
+	if code, body := get(t, base+"/readyz"); code != 503 || !strings.HasPrefix(body, "not ready: opening buckets") {
+		t.Errorf("/readyz while JetStream has no quorum = %d %q, want 503 \"not ready: opening buckets...\"", code, body)
 	}
 	c.Start(1)
 	c.Start(2)
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("NewDaemon after the quorum came back: %v\nlogs:\n%s", err, logs)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("NewDaemon did not complete within 60 s of the quorum coming back\nlogs:\n%s", logs)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
+	waitFor(t, 60*time.Second, "ready after the quorum came back", d.Ready)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)

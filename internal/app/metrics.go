@@ -16,7 +16,7 @@ func (d *Daemon) registerMetrics() error {
 		Name: "cronlock_nats_connected",
 		Help: "1 while the NATS connection is up, else 0. No job starts while it is 0.",
 	}, func() float64 {
-		if d.conn.Connected() {
+		if d.connected() {
 			return 1
 		}
 		return 0
@@ -40,4 +40,38 @@ func (d *Daemon) registerMetrics() error {
 	d.reloads.WithLabelValues("success")
 	d.reloads.WithLabelValues("failure")
 	return nil
+}
+
+// retractableRegisterer registers on reg and remembers what, so that an
+// attempt at creating the scheduler that fails after registering its
+// metrics can be undone and tried again on the same registry.
+type retractableRegisterer struct {
+	reg  prometheus.Registerer
+	done []prometheus.Collector
+}
+
+func (r *retractableRegisterer) Register(c prometheus.Collector) error {
+	if err := r.reg.Register(c); err != nil {
+		return err
+	}
+	r.done = append(r.done, c)
+	return nil
+}
+
+func (r *retractableRegisterer) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func (r *retractableRegisterer) Unregister(c prometheus.Collector) bool { return r.reg.Unregister(c) }
+
+// retract unregisters everything registered through r.
+func (r *retractableRegisterer) retract() {
+	for _, c := range r.done {
+		r.reg.Unregister(c)
+	}
+	r.done = nil
 }

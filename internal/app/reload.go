@@ -32,6 +32,14 @@ func (d *Daemon) Reload() error {
 	if changed := restartSections(d.cfg, next); len(changed) > 0 {
 		log.Warn().Strs("sections", changed).Msg("reload: these settings changed and take effect only after a restart")
 	}
+	if d.sched == nil { // still starting: openScheduler adds d.cfg's jobs
+		cfg := *d.cfg
+		cfg.Jobs = next.Jobs
+		d.cfg = &cfg
+		d.reloads.WithLabelValues("success").Inc()
+		log.Info().Int("jobs", len(next.Jobs)).Msg("configuration reloaded; its jobs start once NATS is connected")
+		return nil
+	}
 
 	old := make(map[string]config.Job, len(d.cfg.Jobs))
 	for _, j := range d.cfg.Jobs {
