@@ -34,7 +34,8 @@ type Locker struct {
 	log           zerolog.Logger
 	stream        jetstream.Stream
 	streamName    string
-	subjectPrefix string // "$KV.<bucket>."
+	subjectPrefix string // "$KV.<bucket>.": stored subjects, for reads and the watch
+	writePrefix   string // KVWritePrefix: subjects to write to
 	tracker       *tracker
 
 	closeOnce sync.Once
@@ -58,6 +59,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts Options) (*Locker, er
 		log:           o.Logger,
 		streamName:    "KV_" + o.Bucket,
 		subjectPrefix: "$KV." + o.Bucket + ".",
+		writePrefix:   KVWritePrefix(js, o.Bucket),
 		tracker:       newTracker(),
 	}
 	if err := l.ensureBucket(ctx); err != nil {
@@ -136,11 +138,13 @@ func (l *Locker) DefaultAcquireTimeout() time.Duration {
 
 func (l *Locker) subject(key string) string { return l.subjectPrefix + key }
 
+func (l *Locker) writeSubject(key string) string { return l.writePrefix + key }
+
 // write stores value on key if the key's last revision is expected (0: the
 // key has no message at all), with the lease as the key's TTL. The returned
 // revision comes from the server's acknowledgement.
 func (l *Locker) write(ctx context.Context, key string, value []byte, expected uint64) (uint64, error) {
-	m := &nats.Msg{Subject: l.subject(key), Data: value, Header: nats.Header{}}
+	m := &nats.Msg{Subject: l.writeSubject(key), Data: value, Header: nats.Header{}}
 	ack, err := l.js.PublishMsg(ctx, m,
 		jetstream.WithExpectLastSequencePerSubject(expected),
 		jetstream.WithMsgTTL(l.opts.LeaseDuration))
@@ -159,7 +163,7 @@ func (l *Locker) write(ctx context.Context, key string, value []byte, expected u
 // its acknowledgement arrives, so a late write does not hold the key for a
 // whole lease after its caller gave up.
 func (l *Locker) claimWrite(ctx context.Context, key string, value []byte, expected uint64) (uint64, error) {
-	m := &nats.Msg{Subject: l.subject(key), Data: value, Header: nats.Header{}}
+	m := &nats.Msg{Subject: l.writeSubject(key), Data: value, Header: nats.Header{}}
 	fut, err := l.js.PublishMsgAsync(m,
 		jetstream.WithExpectLastSequencePerSubject(expected),
 		jetstream.WithMsgTTL(l.opts.LeaseDuration))
@@ -206,7 +210,7 @@ func (l *Locker) reap(key string, fut jetstream.PubAckFuture) {
 // unconditionally when expected is 0. The marker wakes watchers and carries
 // its own TTL, so released keys do not pile up.
 func (l *Locker) free(ctx context.Context, key string, expected uint64) error {
-	m := nats.NewMsg(l.subject(key))
+	m := nats.NewMsg(l.writeSubject(key))
 	m.Header.Set("KV-Operation", "PURGE")
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	opts := []jetstream.PublishOpt{jetstream.WithMsgTTL(markerTTL)}

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/lock"
 )
 
 // Status of a run, as recorded in the shared history.
@@ -58,11 +59,12 @@ type jobState struct {
 
 // history stores jobState values in a KV bucket.
 type history struct {
-	js     jetstream.JetStream
-	kv     jetstream.KeyValue
-	stream jetstream.Stream
-	prefix string // "$KV.<bucket>."
-	size   int
+	js          jetstream.JetStream
+	kv          jetstream.KeyValue
+	stream      jetstream.Stream
+	prefix      string // "$KV.<bucket>.": stored subjects, for the claims watch
+	writePrefix string // lock.KVWritePrefix: subjects to write to
+	size        int
 }
 
 // lastTickHeader carries jobState.LastTick on every write, so replicas can
@@ -96,7 +98,7 @@ func openHistory(ctx context.Context, js jetstream.JetStream, bucket string, rep
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: history bucket %q: %w", bucket, err)
 	}
-	return &history{js: js, kv: kv, stream: stream, prefix: "$KV." + bucket + ".", size: size}, nil
+	return &history{js: js, kv: kv, stream: stream, prefix: "$KV." + bucket + ".", writePrefix: lock.KVWritePrefix(js, bucket), size: size}, nil
 }
 
 func (h *history) get(ctx context.Context, name string) (jobState, uint64, error) {
@@ -124,7 +126,7 @@ func (h *history) put(ctx context.Context, name string, st *jobState, rev uint64
 	if err != nil {
 		return 0, err
 	}
-	m := &nats.Msg{Subject: h.prefix + name, Data: data, Header: nats.Header{}}
+	m := &nats.Msg{Subject: h.writePrefix + name, Data: data, Header: nats.Header{}}
 	if !st.LastTick.IsZero() {
 		m.Header.Set(lastTickHeader, st.LastTick.UTC().Format(time.RFC3339Nano))
 	}
