@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/cronlock/cronlock/internal/app"
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/natstest"
@@ -264,5 +266,39 @@ jobs: [{name: j, schedule: "@yearly", shell: "true"}]
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
+	}
+}
+
+// TestReloadWhileWaitingForNATS: a reload before NATS is up replaces the
+// jobs that start once it is.
+func TestReloadWhileWaitingForNATS(t *testing.T) {
+	t.Parallel()
+	port := reservePort(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	yaml := func(word string) string {
+		return fmt.Sprintf(`
+nats: {url: "nats://127.0.0.1:%d"}
+lock: {lease: 2s, renew: 500ms}
+http: {listen: ""}
+jobs: [{name: j, schedule: "* * * * * *", shell: "echo %s >> %s"}]
+`, port, word, out)
+	}
+	cfg := writeConfig(t, dir, yaml("old"))
+	logs := &logBuffer{}
+	d, _ := startDaemon(t, cfg, logs)
+	waitFor(t, 20*time.Second, "a failed connection attempt logged", func() bool {
+		return strings.Contains(logs.String(), "cannot connect to NATS yet")
+	})
+	writeConfig(t, dir, yaml("new"))
+	if err := d.Reload(); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	natstest.RunServer(t, natstest.Options{Configure: func(o *server.Options) { o.Port = port }})
+	waitFor(t, 20*time.Second, "two runs", func() bool { return len(lines(t, out)) >= 2 })
+	for _, l := range lines(t, out) {
+		if l != "new" {
+			t.Fatalf("runs wrote %q, want only the reloaded job's \"new\"", lines(t, out))
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +86,27 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 			t.Fatalf("%s: not within %v", what, d)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDaemonDialGivesUpOnBadCredentials: retrying forever is for a server
+// that is not there; a server that rejects the credentials ends the wait
+// with the server's error, so that `cronlock run` exits non-zero.
+func TestDaemonDialGivesUpOnBadCredentials(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, natstest.Options{Configure: func(o *server.Options) {
+		o.Username, o.Password = "cronlock", "right"
+	}})
+	cfg := config.NATS{URL: srv.ClientURL(), Name: "auth-test", User: "cronlock", Password: "wrong"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := dialRetrying(ctx, cfg, zerolog.Nop(), func(error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.WaitConnected(ctx)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "uthorization") {
+		t.Fatalf("WaitConnected with a wrong password = %v, want the authorization error before the deadline", err)
 	}
 }
