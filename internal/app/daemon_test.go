@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cronlock/cronlock/internal/app"
 	"github.com/cronlock/cronlock/internal/config"
@@ -300,5 +301,37 @@ jobs: [{name: j, schedule: "* * * * * *", shell: "echo %s >> %s"}]
 		if l != "new" {
 			t.Fatalf("runs wrote %q, want only the reloaded job's \"new\"", lines(t, out))
 		}
+	}
+}
+
+// TestRunFailsOnABucketThatCannotWork: waiting is for NATS that does not
+// answer; a lock bucket with the wrong settings ends Run with the error.
+func TestRunFailsOnABucketThatCannotWork(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	_, js := natstest.Connect(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "locks", History: 5, LimitMarkerTTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+nats: {url: %s}
+http: {listen: ""}
+jobs: [{name: j, schedule: "@yearly", shell: "true"}]
+`, url))
+	d, err := app.NewDaemon(ctx, cfg, &logBuffer{})
+	if err != nil {
+		t.Fatalf("NewDaemon: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "history 5") {
+			t.Errorf("Run = %v, want the lock bucket's history named", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run still waiting on a bucket that cannot work")
 	}
 }
