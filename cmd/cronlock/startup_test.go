@@ -126,7 +126,7 @@ func TestStartBeforeNATS(t *testing.T) {
 	if len(healthFailures) > 0 {
 		t.Errorf("/healthz failed while waiting for NATS: %q", healthFailures)
 	}
-	warns := strings.Count(d.out.String(), "cannot connect to NATS yet")
+	warns := strings.Count(d.out.String(), "cannot connect to NATS; retrying")
 	if warns == 0 || warns > 4 {
 		t.Errorf("%d warnings about the failed connection in 8 s, want 1 to 4 (throttled):\n%s", warns, d.out)
 	}
@@ -139,7 +139,7 @@ func TestSIGTERMWhileWaitingForNATS(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "cronlock.yaml", lateNATSConfig(reservePort(t), filepath.Join(dir, "runs")))
 	d := startDaemon(t, dir, cfg)
-	d.waitOutput("cannot connect to NATS yet", 30*time.Second)
+	d.waitOutput("cannot connect to NATS; retrying", 30*time.Second)
 	sent := time.Now()
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {

@@ -111,7 +111,7 @@ func dialRetrying(dialCtx context.Context, cfg config.NATS, log zerolog.Logger, 
 		upOnce.Do(func() { close(c.up) })
 		log.Info().Str("server", nc.ConnectedUrlRedacted()).Msg("connected to NATS")
 	}
-	warn := throttledWarn(log, "cannot connect to NATS yet; retrying (no job starts until it connects)")
+	warn := throttledWarn(log, "cannot connect to NATS; retrying (no job starts until connected)")
 	opts = append(opts,
 		nats.SetCustomDialer(ctxDialer{ctx: dialCtx, d: net.Dialer{Timeout: connectTimeout}}),
 		nats.RetryOnFailedConnect(true),

@@ -74,6 +74,7 @@ type Daemon struct {
 // for, not an error. Run must then be called once: it releases everything
 // NewDaemon acquired. On error everything acquired so far is released.
 //
+// ctx done by the time NewDaemon returns is an error (start-up aborted).
 // From here on the process's SIGINT, SIGTERM and SIGHUP belong to the
 // daemon; those arriving before Run are handled by Run.
 func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daemon, error) {

@@ -289,7 +289,7 @@ jobs: [{name: j, schedule: "* * * * * *", shell: "echo %s >> %s"}]
 	logs := &logBuffer{}
 	d, _ := startDaemon(t, cfg, logs)
 	waitFor(t, 20*time.Second, "a failed connection attempt logged", func() bool {
-		return strings.Contains(logs.String(), "cannot connect to NATS yet")
+		return strings.Contains(logs.String(), "cannot connect to NATS; retrying")
 	})
 	writeConfig(t, dir, yaml("new"))
 	if err := d.Reload(); err != nil {
