@@ -1,10 +1,15 @@
 package app
 
 import (
+	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,6 +25,11 @@ const (
 	reconnectBase  = 250 * time.Millisecond
 	reconnectMax   = 5 * time.Second
 	connectTimeout = 5 * time.Second
+	// startRetryMax caps the backoff until the daemon has first connected:
+	// replicas started before NATS (Kubernetes pods before the NATS
+	// StatefulSet) then start their jobs within about a second of it coming
+	// up, at the cost of one attempt a second each while they wait.
+	startRetryMax = time.Second
 )
 
 // Conn is a NATS connection with its JetStream context and, in embedded
@@ -29,6 +39,9 @@ type Conn struct {
 	JS jetstream.JetStream
 	// Embedded is the in-process server, or nil.
 	embedded *embeddedServer
+	// up is closed once the client has first connected; closed when
+	// the client has given up for good (nil: not watched).
+	up, closed chan struct{}
 }
 
 // Connected reports whether the client is connected to NATS now.
@@ -57,38 +70,132 @@ func (c *Conn) Close() {
 	}
 }
 
-// dialURL connects to cfg.URL. A daemon connection (forever) keeps
-// reconnecting with backoff and logs each disconnect and reconnect; an
-// operator command's connection gives up after the client's default attempts.
-// Secrets never appear in the returned error or in logs: URLs are shown with
-// their user information redacted.
-func dialURL(cfg config.NATS, log zerolog.Logger, forever bool) (*Conn, error) {
+// dialURL connects an operator command to cfg.URL. It fails fast: a server
+// that is not there is an error after the client's default attempts.
+// Secrets never appear in the returned error or in logs: URLs are shown
+// with their user information redacted.
+func dialURL(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 	opts, err := clientOptions(cfg, log)
 	if err != nil {
 		return nil, err
-	}
-	if forever {
-		opts = append(opts,
-			nats.MaxReconnects(-1),
-			nats.CustomReconnectDelay(reconnectDelay),
-			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-				ev := log.Warn()
-				if err != nil {
-					ev = ev.Str("error", err.Error())
-				}
-				ev.Msg("disconnected from NATS: no job starts until it reconnects")
-			}),
-			nats.ReconnectHandler(func(nc *nats.Conn) {
-				log.Info().Str("server", nc.ConnectedUrlRedacted()).Msg("reconnected to NATS")
-			}),
-		)
 	}
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s (nats.url): %w", redactURLs(cfg.URL), err)
 	}
 	log.Info().Str("server", nc.ConnectedUrlRedacted()).Msg("connected to NATS")
-	return newConn(nc, nil)
+	return newConn(nc, nil, cfg.JetStream)
+}
+
+// connectLogEvery is the least time between two warnings about failed
+// connection attempts: a replica waiting for NATS logs that it waits, not
+// each attempt (about four a second at first).
+const connectLogEvery = 5 * time.Second
+
+// dialRetrying starts the daemon's connection to cfg.URL and returns it
+// without waiting for it to be up: a server that is not there yet (DNS
+// name not resolving, connection refused) is retried forever by nats.go
+// itself (RetryOnFailedConnect), with the reconnect backoff, and so are
+// later disconnects. failed receives each failed attempt; warnings are
+// logged at most every connectLogEvery. Dials in progress are abandoned
+// when dialCtx is done, so that a shutdown does not wait for a connect
+// timeout. Only bad options are an error; see Conn.WaitConnected.
+func dialRetrying(dialCtx context.Context, cfg config.NATS, log zerolog.Logger, failed func(error)) (*Conn, error) {
+	opts, err := clientOptions(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conn{up: make(chan struct{}), closed: make(chan struct{})}
+	var upOnce sync.Once
+	markUp := func(nc *nats.Conn) {
+		upOnce.Do(func() { close(c.up) })
+		log.Info().Str("server", nc.ConnectedUrlRedacted()).Msg("connected to NATS")
+	}
+	warn := throttledWarn(log, "cannot connect to NATS; retrying (no job starts until connected)")
+	opts = append(opts,
+		nats.SetCustomDialer(ctxDialer{ctx: dialCtx, d: net.Dialer{Timeout: connectTimeout}}),
+		nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1),
+		nats.CustomReconnectDelay(func(attempts int) time.Duration {
+			select {
+			case <-c.up:
+				return reconnectDelay(attempts, reconnectMax)
+			default:
+				return reconnectDelay(attempts, startRetryMax)
+			}
+		}),
+		nats.ConnectHandler(markUp),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			failed(err)
+			warn(err)
+		}),
+		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			ev := log.Warn()
+			if err != nil {
+				ev = ev.Str("error", err.Error())
+			}
+			ev.Msg("disconnected from NATS: no job starts until it reconnects")
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info().Str("server", nc.ConnectedUrlRedacted()).Msg("reconnected to NATS")
+		}),
+	)
+	nc, err := nats.Connect(cfg.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s (nats.url): %w", redactURLs(cfg.URL), err)
+	}
+	if c.JS, err = newJetStream(nc, cfg.JetStream); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	c.NC = nc
+	return c, nil
+}
+
+// WaitConnected waits until the connection of dialRetrying is first up. It
+// returns an error if the client gives up for good (the server rejects the
+// credentials twice) or ctx is done.
+func (c *Conn) WaitConnected(ctx context.Context) error {
+	select {
+	case <-c.up:
+		return nil
+	case <-c.closed:
+		if err := c.NC.LastError(); err != nil {
+			return fmt.Errorf("NATS connection closed: %w", err)
+		}
+		return errors.New("NATS connection closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// throttledWarn returns a function that logs msg with the error at warn,
+// at most once per connectLogEvery, counting the attempts in between.
+func throttledWarn(log zerolog.Logger, msg string) func(error) {
+	var mu sync.Mutex
+	var last time.Time
+	failures := 0
+	return func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures++
+		if time.Since(last) < connectLogEvery {
+			return
+		}
+		log.Warn().Err(err).Int("failed_attempts", failures).Msg(msg)
+		last, failures = time.Now(), 0
+	}
+}
+
+// ctxDialer dials TCP until its context is done.
+type ctxDialer struct {
+	ctx context.Context
+	d   net.Dialer
+}
+
+func (c ctxDialer) Dial(network, address string) (net.Conn, error) {
+	return c.d.DialContext(c.ctx, network, address)
 }
 
 // dialInProcess connects to an embedded server without a socket.
@@ -101,21 +208,43 @@ func dialInProcess(cfg config.NATS, e *embeddedServer, log zerolog.Logger) (*Con
 	if err != nil {
 		return nil, fmt.Errorf("connect to the embedded NATS server: %w", err)
 	}
-	return newConn(nc, e)
+	return newConn(nc, e, config.JetStream{})
 }
 
-func newConn(nc *nats.Conn, e *embeddedServer) (*Conn, error) {
-	js, err := jetstream.New(nc)
+func newConn(nc *nats.Conn, e *embeddedServer, where config.JetStream) (*Conn, error) {
+	js, err := newJetStream(nc, where)
 	if err != nil {
 		nc.Close()
+		return nil, err
+	}
+	up := make(chan struct{})
+	close(up)
+	return &Conn{NC: nc, JS: js, embedded: e, up: up}, nil
+}
+
+// newJetStream is the JetStream context of nc in the domain or under the
+// API prefix that where names, if any.
+func newJetStream(nc *nats.Conn, where config.JetStream) (jetstream.JetStream, error) {
+	var js jetstream.JetStream
+	var err error
+	switch {
+	case where.Domain != "":
+		js, err = jetstream.NewWithDomain(nc, where.Domain)
+	case where.APIPrefix != "":
+		js, err = jetstream.NewWithAPIPrefix(nc, where.APIPrefix)
+	default:
+		js, err = jetstream.New(nc)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("JetStream: %w", err)
 	}
-	return &Conn{NC: nc, JS: js, embedded: e}, nil
+	return js, nil
 }
 
 // clientOptions turns the nats section into client options: name,
-// authentication (at most one method, as config validated), TLS files, and
-// an error handler for asynchronous errors such as permission violations.
+// authentication (at most one method, as config validated), TLS, reply
+// subject prefix, server discovery, and an error handler for asynchronous
+// errors such as permission violations.
 func clientOptions(cfg config.NATS, log zerolog.Logger) ([]nats.Option, error) {
 	opts := []nats.Option{
 		nats.Name(cfg.Name),
@@ -128,19 +257,17 @@ func clientOptions(cfg config.NATS, log zerolog.Logger) ([]nats.Option, error) {
 			ev.Msg("NATS error")
 		}),
 	}
-	switch {
-	case cfg.CredsFile != "":
-		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
-	case cfg.NKeyFile != "":
-		o, err := nats.NkeyOptionFromSeed(cfg.NKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("nats.nkey_file: %w", err)
-		}
-		opts = append(opts, o)
-	case cfg.Token != "":
-		opts = append(opts, nats.Token(cfg.Token.Value()))
-	case cfg.User != "":
-		opts = append(opts, nats.UserInfo(cfg.User, cfg.Password.Value()))
+	auth, err := authOption(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if auth != nil {
+		opts = append(opts, auth)
+	}
+	if cfg.TLS.ServerName != "" {
+		// Before RootCAs and ClientCert, which keep a TLS config that is
+		// already set and add their files to each handshake.
+		opts = append(opts, nats.Secure(&tls.Config{ServerName: cfg.TLS.ServerName, MinVersion: tls.VersionTLS12}))
 	}
 	if cfg.TLS.CAFile != "" {
 		opts = append(opts, nats.RootCAs(cfg.TLS.CAFile))
@@ -148,16 +275,41 @@ func clientOptions(cfg config.NATS, log zerolog.Logger) ([]nats.Option, error) {
 	if cfg.TLS.CertFile != "" {
 		opts = append(opts, nats.ClientCert(cfg.TLS.CertFile, cfg.TLS.KeyFile))
 	}
+	if cfg.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(cfg.InboxPrefix))
+	}
+	if cfg.IgnoreDiscoveredServers {
+		opts = append(opts, nats.IgnoreDiscoveredServers())
+	}
 	return opts, nil
 }
 
+// authOption is the option of the authentication method set, or nil.
+func authOption(cfg config.NATS) (nats.Option, error) {
+	switch {
+	case cfg.CredsFile != "":
+		return nats.UserCredentials(cfg.CredsFile), nil
+	case cfg.NKeyFile != "":
+		o, err := nats.NkeyOptionFromSeed(cfg.NKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("nats.nkey_file: %w", err)
+		}
+		return o, nil
+	case cfg.Token != "":
+		return nats.Token(cfg.Token.Value()), nil
+	case cfg.User != "":
+		return nats.UserInfo(cfg.User, cfg.Password.Value()), nil
+	}
+	return nil, nil
+}
+
 // reconnectDelay is the pause before a reconnect round: doubling from
-// reconnectBase up to reconnectMax, each drawn uniformly from [d/2, d) so
-// that replicas cut off together do not come back in lockstep.
-func reconnectDelay(attempts int) time.Duration {
-	d := reconnectMax
+// reconnectBase up to upTo, each drawn uniformly from [d/2, d) so that
+// replicas cut off together do not come back in lockstep.
+func reconnectDelay(attempts int, upTo time.Duration) time.Duration {
+	d := upTo
 	if attempts < 16 {
-		d = min(reconnectBase<<attempts, reconnectMax)
+		d = min(reconnectBase<<attempts, upTo)
 	}
 	return d/2 + rand.N(d/2)
 }

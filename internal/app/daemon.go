@@ -31,41 +31,53 @@ import (
 // after a few seconds gets through, so start-up retries rather than waits.
 const startupAttempt = 5 * time.Second
 
+// Stages of start-up, as /readyz reports them until the scheduler runs.
+const (
+	stageStarting     = "starting"
+	stageConnecting   = "connecting to "
+	stageOpening      = "opening buckets"
+	stageShuttingDown = "shutting down"
+)
+
 // Daemon is `cronlock run`: the scheduler running every configured job under
 // its lock, the HTTP server, and reload on SIGHUP or, with config_watch, on
 // a change of the configuration file.
 type Daemon struct {
 	log     zerolog.Logger
-	conn    *Conn
-	locker  *lock.Locker
-	sched   *scheduler.Scheduler
+	conn    atomic.Pointer[Conn] // nil until dialled; read by /readyz and /metrics
+	locker  *lock.Locker         // set by openScheduler
+	sched   *scheduler.Scheduler // set by openScheduler, under mu
 	reg     *prometheus.Registry
 	reloads *reloadMetrics
-	httpLn  net.Listener // nil when http.listen is empty
+	httpLn  net.Listener           // nil when http.listen is empty
+	stage   atomic.Pointer[string] // why the daemon is not ready while it starts
 
 	schedCtx    context.Context // cancelled when the scheduler must stop
 	schedCancel context.CancelFunc
+	dialCtx     context.Context // cancelled to abandon connection attempts
+	dialCancel  context.CancelFunc
 	running     atomic.Bool // scheduler.Run is executing
 
 	// sigs receives SIGINT, SIGTERM and SIGHUP from NewDaemon on, so that
 	// none arriving during start-up takes its default action (SIGHUP
-	// would kill the process). reloadPending is a SIGHUP received then.
-	sigs          chan os.Signal
-	reloadPending bool
+	// would kill the process); Run handles them.
+	sigs chan os.Signal
 
-	mu  sync.Mutex     // serialises reloads
+	mu  sync.Mutex     // serialises reloads and the scheduler's creation
 	cfg *config.Config // in effect: jobs as last reloaded, the rest as started
 }
 
-// NewDaemon connects to NATS (or starts the embedded server), opens the lock
-// and history buckets, registers every job of cfg and binds the HTTP
-// listener, logging to logOut as cfg.Log says. Nothing is scheduled before
-// Run, which must then be called once: it releases everything NewDaemon
-// acquired. On error everything acquired so far is released.
+// NewDaemon does what must not wait for NATS: it sets up logging to logOut
+// as cfg.Log says, registers the metrics, starts the embedded server when
+// nats.url is empty (a store in use or a port taken is final), and binds
+// the HTTP listener. Connecting to nats.url and opening the buckets happen
+// in Run, while HTTP already serves: a NATS that is not up yet is waited
+// for, not an error. Run must then be called once: it releases everything
+// NewDaemon acquired. On error everything acquired so far is released.
 //
+// ctx done by the time NewDaemon returns is an error (start-up aborted).
 // From here on the process's SIGINT, SIGTERM and SIGHUP belong to the
-// daemon. SIGINT or SIGTERM during start-up abort it (ctx's cancellation
-// too); a SIGHUP then is applied when Run starts.
+// daemon; those arriving before Run are handled by Run.
 func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daemon, error) {
 	log, err := NewLogger(cfg.Log, logOut)
 	if err != nil {
@@ -74,33 +86,11 @@ func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daem
 	d := &Daemon{log: log, cfg: cfg, reg: prometheus.NewRegistry(), sigs: make(chan os.Signal, 4)}
 	signal.Notify(d.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	d.schedCtx, d.schedCancel = context.WithCancel(context.Background())
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := make(chan struct{})
-	var watcher sync.WaitGroup
-	watcher.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case s := <-d.sigs:
-				if s == syscall.SIGHUP {
-					d.reloadPending = true
-					continue
-				}
-				cancel(fmt.Errorf("start-up interrupted by %v", s))
-				return
-			}
-		}
-	})
-	err = d.start(ctx)
-	close(stop)
-	watcher.Wait()
-	switch {
-	case err != nil && ctx.Err() != nil:
-		err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
-	case err == nil && ctx.Err() != nil: // interrupted just as start-up ended
+	d.dialCtx, d.dialCancel = context.WithCancel(context.Background())
+	d.setStage(stageStarting)
+	log.Info().Str("version", Version()).Str("config", cfg.Path).Int("jobs", len(cfg.Jobs)).Msg("starting cronlock")
+	err = d.prepare()
+	if err == nil && ctx.Err() != nil {
 		err = context.Cause(ctx)
 	}
 	if err != nil {
@@ -110,17 +100,94 @@ func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daem
 	return d, nil
 }
 
-// openBuckets opens the lock and history buckets, retrying with backoff for
-// as long as NATS does not answer (a cluster electing leaders, a server
-// still starting), until ctx is done. Other errors (a bucket that cannot
-// work, a server too old) end start-up at once.
+// prepare acquires what NewDaemon does; close releases it.
+func (d *Daemon) prepare() error {
+	if err := d.registerMetrics(); err != nil {
+		return err
+	}
+	if d.cfg.NATS.URL == "" {
+		c, err := dialEmbedded(d.cfg.NATS, d.log)
+		if err != nil {
+			return err
+		}
+		d.conn.Store(c)
+	}
+	if listen := d.cfg.HTTP.Listen; listen != "" {
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return fmt.Errorf("http.listen %q: %w", listen, err)
+		}
+		d.httpLn = ln
+		d.log.Info().Str("addr", ln.Addr().String()).Msg("HTTP server listening: /metrics /healthz /readyz")
+	}
+	return nil
+}
+
+// setStage records what start-up is doing, for /readyz.
+func (d *Daemon) setStage(s string) { d.stage.Store(&s) }
+
+// schedule connects to NATS, opens the buckets, then runs the scheduler
+// until schedCtx is done. A shutdown during start-up is not an error; a
+// non-transient failure to start is.
+func (d *Daemon) schedule() error {
+	ctx := d.schedCtx
+	err := d.connect(ctx)
+	if err == nil {
+		err = d.openBuckets(ctx)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			d.log.Info().Msg("shut down before start-up completed")
+			return nil
+		}
+		return err
+	}
+	d.running.Store(true)
+	defer d.running.Store(false)
+	d.log.Info().Msg("scheduler running")
+	return d.sched.Run(ctx)
+}
+
+// connect dials nats.url unless the embedded server is connected already,
+// and waits until the connection is up. Attempts are retried forever; only
+// the client giving up for good (credentials rejected twice) or ctx ends it.
+func (d *Daemon) connect(ctx context.Context) error {
+	c := d.conn.Load()
+	if c == nil {
+		url := redactURLs(d.cfg.NATS.URL)
+		d.setStage(stageConnecting + url)
+		var err error
+		c, err = dialRetrying(d.dialCtx, d.cfg.NATS, d.log, func(err error) {
+			if !d.running.Load() {
+				d.setStage(stageConnecting + url + ": " + err.Error())
+			}
+		})
+		if err != nil {
+			return err
+		}
+		d.conn.Store(c)
+	}
+	return c.WaitConnected(ctx)
+}
+
+// openBuckets calls openScheduler, retrying with backoff for as long as
+// NATS does not answer (a cluster electing leaders, a server still
+// starting), until ctx is done. Other errors (a bucket that cannot work, a
+// server too old) end start-up at once.
 func (d *Daemon) openBuckets(ctx context.Context) error {
 	wait := 500 * time.Millisecond
 	for {
-		err := d.openScheduler(ctx)
-		if err == nil || !transient(err) || ctx.Err() != nil {
+		d.setStage(stageOpening)
+		actx, cancel := context.WithTimeout(ctx, startupAttempt)
+		err := d.openScheduler(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if !transient(err) || ctx.Err() != nil {
 			return err
 		}
+		d.setStage(stageOpening + ": " + err.Error())
 		d.log.Warn().Err(err).Dur("retry_in", wait).Msg("NATS JetStream not answering yet; retrying")
 		select {
 		case <-ctx.Done():
@@ -131,21 +198,31 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 	}
 }
 
-// openScheduler makes one attempt, bounded by startupAttempt, at opening
-// the lock bucket (the Locker) and the scheduler with its history bucket.
-// A failed attempt leaves neither behind, nor any scheduler metric in the
-// registry.
+// openScheduler opens the lock and history buckets and creates the
+// scheduler with every job of the configuration in effect. On error it
+// leaves nothing open or registered, so that it can be called again.
 func (d *Daemon) openScheduler(ctx context.Context) error {
-	actx, cancel := context.WithTimeout(ctx, startupAttempt)
-	defer cancel()
-	locker, err := lock.New(actx, d.conn.JS, LockOptions(d.cfg, d.log))
+	d.mu.Lock()
+	cfg := d.cfg // jobs may change by a reload meanwhile; the rest does not
+	d.mu.Unlock()
+	locker, err := lock.New(ctx, d.conn.Load().JS, LockOptions(cfg, d.log))
 	if err != nil {
 		return err
 	}
-	sched, err := scheduler.New(actx, d.conn.JS, locker, SchedulerOptions(d.cfg, d.log, d.reg))
+	// scheduler.New registers its metrics last: a failed New leaves the
+	// registry as it was.
+	sched, err := scheduler.New(ctx, d.conn.Load().JS, locker, SchedulerOptions(cfg, d.log, d.reg))
 	if err != nil {
 		locker.Close()
 		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, cj := range d.cfg.Jobs {
+		if err := sched.Add(Job(cj, JobOptions{Lease: cfg.Lock.Lease.Duration()}, d.log)); err != nil {
+			locker.Close() // not transient: start-up ends, so the registered metrics do not matter
+			return fmt.Errorf("%s:%d: job %q: %w", cfg.Path, cj.Line, cj.Name, err)
+		}
 	}
 	d.locker, d.sched = locker, sched
 	return nil
@@ -166,35 +243,6 @@ func transient(err error) bool {
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled)
 }
 
-// start acquires what the daemon needs; close releases whatever it got.
-func (d *Daemon) start(ctx context.Context) error {
-	cfg, log := d.cfg, d.log
-	var err error
-	log.Info().Str("version", Version()).Str("config", cfg.Path).Int("jobs", len(cfg.Jobs)).Msg("starting cronlock")
-
-	if d.conn, err = dialDaemon(cfg.NATS, log); err != nil {
-		return err
-	}
-	if err := d.registerMetrics(); err != nil {
-		return err
-	}
-	if err := d.openBuckets(ctx); err != nil {
-		return err
-	}
-	for _, cj := range cfg.Jobs {
-		if err := d.sched.Add(Job(cj, JobOptions{Lease: cfg.Lock.Lease.Duration()}, log)); err != nil {
-			return fmt.Errorf("%s:%d: job %q: %w", cfg.Path, cj.Line, cj.Name, err)
-		}
-	}
-	if cfg.HTTP.Listen != "" {
-		if d.httpLn, err = net.Listen("tcp", cfg.HTTP.Listen); err != nil {
-			return fmt.Errorf("http.listen %q: %w", cfg.HTTP.Listen, err)
-		}
-		log.Info().Str("addr", d.httpLn.Addr().String()).Msg("HTTP server listening: /metrics /healthz /readyz")
-	}
-	return nil
-}
-
 // LockOptions are the lock.Options that cfg describes.
 func LockOptions(cfg *config.Config, log zerolog.Logger) lock.Options {
 	return lock.Options{
@@ -212,20 +260,19 @@ func LockOptions(cfg *config.Config, log zerolog.Logger) lock.Options {
 // SchedulerOptions are the scheduler.Options that cfg describes, with
 // metrics registered on reg (nil: none).
 func SchedulerOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer) scheduler.Options {
-	grace := cfg.ShutdownGrace.Duration()
-	if grace == 0 {
-		// shutdown_grace: 0s means "do not wait"; the scheduler reads a
-		// zero as its 30 s default.
-		grace = time.Nanosecond
-	}
 	return scheduler.Options{
-		Logger:          log,
-		AcquireTimeout:  cfg.Lock.AcquireTimeout.Duration(),
-		ShutdownGrace:   grace,
+		Logger:         log,
+		AcquireTimeout: cfg.Lock.AcquireTimeout.Duration(),
+		ShutdownGrace:  cfg.ShutdownGrace.Duration(),
+		// shutdown_grace: 0s means "do not wait" (the scheduler reads a
+		// zero ShutdownGrace as its default).
+		ShutdownNow:     cfg.ShutdownGrace.Duration() == 0,
 		Registerer:      reg,
 		HistorySize:     cfg.History.Size,
 		HistoryBucket:   cfg.History.Bucket,
 		HistoryReplicas: cfg.Lock.Replicas,
+		ReplicaID:       cfg.Lock.Owner,
+		Version:         Version(),
 	}
 }
 
@@ -241,23 +288,29 @@ func (d *Daemon) HTTPAddr() net.Addr {
 // Ready reports whether the daemon can run jobs: the scheduler is running
 // and NATS is connected. /readyz serves it.
 func (d *Daemon) Ready() bool {
-	return d.running.Load() && d.schedCtx.Err() == nil && d.conn.Connected()
+	return d.running.Load() && d.schedCtx.Err() == nil && d.connected()
 }
 
-// Run schedules the jobs and serves HTTP until ctx is done or the process
+// connected reports whether NATS is connected now.
+func (d *Daemon) connected() bool {
+	c := d.conn.Load()
+	return c != nil && c.Connected()
+}
+
+// Run serves HTTP at once, connects to NATS (retrying until it answers),
+// opens the buckets and schedules the jobs, until ctx is done or the process
 // receives SIGINT or SIGTERM; SIGHUP reloads the configuration file (see
-// Reload), and so does a change of the file when config_watch is on. On shutdown it stops starting runs, waits up to shutdown_grace for
-// the running ones, closes the HTTP server once they are done, then the NATS
-// connection and the embedded server. Signals that arrive during the
-// shutdown are logged and otherwise ignored: SIGKILL stops cronlock at once,
-// and its running jobs with it (internal/proc). Run returns nil after a clean
-// shutdown, or the error that stopped it.
+// Reload). Until jobs can run, /healthz answers 200 and /readyz 503 with the
+// stage of start-up. On shutdown it stops starting runs, waits up to
+// shutdown_grace for the running ones, closes the HTTP server once they are
+// done, then the NATS connection and the embedded server. Signals that
+// arrive during the shutdown are logged and otherwise ignored: SIGKILL stops
+// cronlock at once, and its running jobs with it (internal/proc). Run
+// returns nil after a clean shutdown (during start-up too), or the error
+// that stopped it, such as a bucket that cannot work.
 func (d *Daemon) Run(ctx context.Context) error {
 	defer d.close()
 
-	if d.reloadPending {
-		d.Reload()
-	}
 	term := make(chan os.Signal, 1)
 	var stopping atomic.Bool
 	quit := make(chan struct{})
@@ -267,42 +320,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 	bg.Go(func() { d.handleSignals(d.sigs, term, &stopping, quit) })
 
 	var g run.Group
-	{ // the caller's context
-		stop := make(chan struct{})
-		g.Add(func() error {
-			select {
-			case <-ctx.Done():
-				d.log.Info().Msg("shutting down: context done")
-			case <-stop:
-			}
-			return nil
-		}, func(error) { close(stop) })
-	}
-	{ // SIGINT, SIGTERM
-		stop := make(chan struct{})
-		g.Add(func() error {
-			select {
-			case s := <-term:
-				d.log.Info().Str("signal", s.String()).Msg("shutting down: waiting for running jobs (shutdown_grace)")
-			case <-stop:
-			}
-			return nil
-		}, func(error) { close(stop) })
-	}
+	d.addStopActors(&g, ctx, term)
 	d.addConfigWatch(&g)
 	schedDone := make(chan struct{})
-	{ // the scheduler
-		g.Add(func() error {
-			defer close(schedDone)
-			d.running.Store(true)
-			defer d.running.Store(false)
-			d.log.Info().Msg("scheduler running")
-			return d.sched.Run(d.schedCtx)
-		}, func(error) {
-			stopping.Store(true)
-			d.schedCancel()
-		})
-	}
+	g.Add(func() error { // start-up, then the scheduler
+		defer close(schedDone)
+		return d.schedule()
+	}, func(error) {
+		stopping.Store(true)
+		d.setStage(stageShuttingDown)
+		if !d.running.Load() {
+			d.dialCancel() // nothing to finish: abandon connection attempts
+		}
+		d.schedCancel()
+	})
 	if d.httpLn != nil { // the HTTP server, closed after the scheduler
 		srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
 		g.Add(func() error {
@@ -326,6 +357,33 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Info().Msg("stopped")
 	}
 	return err
+}
+
+// addStopActors adds to g the actors that end Run: ctx done, and the first
+// SIGINT or SIGTERM passed on to term.
+func (d *Daemon) addStopActors(g *run.Group, ctx context.Context, term <-chan os.Signal) {
+	{ // the caller's context
+		stop := make(chan struct{})
+		g.Add(func() error {
+			select {
+			case <-ctx.Done():
+				d.log.Info().Msg("shutting down: context done")
+			case <-stop:
+			}
+			return nil
+		}, func(error) { close(stop) })
+	}
+	{ // SIGINT, SIGTERM
+		stop := make(chan struct{})
+		g.Add(func() error {
+			select {
+			case s := <-term:
+				d.log.Info().Str("signal", s.String()).Msg("shutting down: waiting for running jobs (shutdown_grace)")
+			case <-stop:
+			}
+			return nil
+		}, func(error) { close(stop) })
+	}
 }
 
 // handleSignals turns SIGHUP into Reload and passes the first SIGINT or
@@ -359,13 +417,14 @@ func (d *Daemon) handleSignals(sigs <-chan os.Signal, term chan<- os.Signal, sto
 func (d *Daemon) close() {
 	signal.Stop(d.sigs)
 	d.schedCancel()
+	d.dialCancel()
 	if d.httpLn != nil {
 		d.httpLn.Close() // already closed by the server if it ran
 	}
 	if d.locker != nil {
 		d.locker.Close()
 	}
-	if d.conn != nil {
-		d.conn.Close()
+	if c := d.conn.Load(); c != nil {
+		c.Close()
 	}
 }

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cronlock/cronlock/internal/app"
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/natstest"
@@ -223,8 +226,8 @@ func freePort(t *testing.T) string {
 
 // TestStartWaitsForJetStream starts the daemon against a 3-node cluster
 // that has lost its quorum (JetStream API requests go unanswered, as right
-// after node restarts): start-up keeps retrying instead of giving up, and
-// completes once the quorum is back.
+// after node restarts): start-up keeps retrying instead of giving up, with
+// /readyz saying so, and completes once the quorum is back.
 func TestStartWaitsForJetStream(t *testing.T) {
 	t.Parallel()
 	c := natstest.RunCluster(t, 3)
@@ -234,47 +237,101 @@ func TestStartWaitsForJetStream(t *testing.T) {
 	cfg := writeConfig(t, dir, fmt.Sprintf(`
 nats: {url: %q}
 lock: {lease: 2s, renew: 500ms, replicas: 3}
-http: {listen: ""}
+http: {listen: "127.0.0.1:0"}
 jobs: [{name: j, schedule: "@yearly", shell: "true"}]
 `, c.URL()))
 	logs := &logBuffer{}
-	started := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var d *app.Daemon
-	go func() {
-		var err error
-		d, err = app.NewDaemon(ctx, cfg, logs)
-		started <- err
-	}()
-	var early error
-	returned := false
+	d, err := app.NewDaemon(ctx, cfg, logs)
+	if err != nil {
+		t.Fatalf("NewDaemon: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	base := "http://" + d.HTTPAddr().String()
 	waitFor(t, 60*time.Second, "a failed attempt logged", func() bool {
 		select {
-		case early = <-started:
-			returned = true
-			return true
+		case err := <-done:
+			t.Fatalf("Run returned while NATS had no quorum: %v\nlogs:\n%s", err, logs)
 		default:
 		}
 		return strings.Contains(logs.String(), "NATS JetStream not answering yet; retrying")
 	})
-	if returned {
-		t.Fatalf("NewDaemon returned while NATS had no quorum: %v\nlogs:\n%s", early, logs)
+	if code, body := get(t, base+"/readyz"); code != 503 || !strings.HasPrefix(body, "not ready: opening buckets") {
+		t.Errorf("/readyz while JetStream has no quorum = %d %q, want 503 \"not ready: opening buckets...\"", code, body)
 	}
 	c.Start(1)
 	c.Start(2)
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("NewDaemon after the quorum came back: %v\nlogs:\n%s", err, logs)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("NewDaemon did not complete within 60 s of the quorum coming back\nlogs:\n%s", logs)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
+	waitFor(t, 60*time.Second, "ready after the quorum came back", d.Ready)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
+	}
+}
+
+// TestReloadWhileWaitingForNATS: a reload before NATS is up replaces the
+// jobs that start once it is.
+func TestReloadWhileWaitingForNATS(t *testing.T) {
+	t.Parallel()
+	port := reservePort(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	yaml := func(word string) string {
+		return fmt.Sprintf(`
+nats: {url: "nats://127.0.0.1:%d"}
+lock: {lease: 2s, renew: 500ms}
+http: {listen: ""}
+jobs: [{name: j, schedule: "* * * * * *", shell: "echo %s >> %s"}]
+`, port, word, out)
+	}
+	cfg := writeConfig(t, dir, yaml("old"))
+	logs := &logBuffer{}
+	d, _ := startDaemon(t, cfg, logs)
+	waitFor(t, 20*time.Second, "a failed connection attempt logged", func() bool {
+		return strings.Contains(logs.String(), "cannot connect to NATS; retrying")
+	})
+	writeConfig(t, dir, yaml("new"))
+	if err := d.Reload(); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	natstest.RunServer(t, natstest.Options{Configure: func(o *server.Options) { o.Port = port }})
+	waitFor(t, 20*time.Second, "two runs", func() bool { return len(lines(t, out)) >= 2 })
+	for _, l := range lines(t, out) {
+		if l != "new" {
+			t.Fatalf("runs wrote %q, want only the reloaded job's \"new\"", lines(t, out))
+		}
+	}
+}
+
+// TestRunFailsOnABucketThatCannotWork: waiting is for NATS that does not
+// answer; a lock bucket with the wrong settings ends Run with the error.
+func TestRunFailsOnABucketThatCannotWork(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	_, js := natstest.Connect(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "locks", History: 5, LimitMarkerTTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+nats: {url: %s}
+http: {listen: ""}
+jobs: [{name: j, schedule: "@yearly", shell: "true"}]
+`, url))
+	d, err := app.NewDaemon(ctx, cfg, &logBuffer{})
+	if err != nil {
+		t.Fatalf("NewDaemon: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "history 5") {
+			t.Errorf("Run = %v, want the lock bucket's history named", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run still waiting on a bucket that cannot work")
 	}
 }

@@ -15,12 +15,11 @@ const productionHint = "embedded single-node NATS server: fine to try cronlock o
 	"(one host, no replication: locks and history live and die with this process's store). " +
 	"For production set nats.url to a 3-node JetStream cluster and lock.replicas to 3; see the README's production section"
 
-// dialDaemon connects the daemon: to nats.url, or to an embedded server it
-// starts (and whose store it locks) when the URL is empty.
-func dialDaemon(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
-	if cfg.URL != "" {
-		return dialURL(cfg, log, true)
-	}
+// dialEmbedded starts the daemon's embedded server (locking its store) and
+// connects to it in-process. Its errors (the store in use, a port taken)
+// are final: retrying would not help. The daemon reaches nats.url with
+// dialRetrying instead.
+func dialEmbedded(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 	e, err := startEmbedded(cfg.Embedded.StoreDir, cfg.Embedded.Listen, log)
 	if errors.Is(err, ErrStoreInUse) {
 		return nil, fmt.Errorf("%w: another `cronlock run` uses this store; give this one its own store_dir, "+
@@ -49,14 +48,14 @@ func dialDaemon(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 // holds that store.
 func dialOperator(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 	if cfg.URL != "" {
-		return dialURL(cfg, log, false)
+		return dialURL(cfg, log)
 	}
 	listen := cfg.Embedded.Listen
 	var listenErr error
 	if listen != "" {
 		local := cfg
 		local.URL = "nats://" + connectAddr(listen)
-		c, err := dialURL(local, log, false)
+		c, err := dialURL(local, log)
 		if err == nil {
 			return c, nil
 		}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -12,7 +13,9 @@ import (
 //     cronlock's own metrics);
 //   - /healthz: 200 while the process runs (liveness);
 //   - /readyz: 200 only while NATS is connected and the scheduler is
-//     running, 503 with the reason otherwise (readiness).
+//     running, 503 with a one-line reason otherwise (readiness): the stage
+//     of start-up ("connecting to nats://...: <error>", "opening buckets:
+//     <error>"), "not connected to NATS", or "shutting down".
 func (d *Daemon) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
@@ -25,8 +28,8 @@ func (d *Daemon) handler() http.Handler {
 		switch {
 		case !d.running.Load() || d.schedCtx.Err() != nil:
 			w.WriteHeader(http.StatusServiceUnavailable)
-			w.Write([]byte("not ready: the scheduler is not running\n"))
-		case !d.conn.Connected():
+			w.Write([]byte("not ready: " + oneLine(*d.stage.Load()) + "\n"))
+		case !d.connected():
 			w.WriteHeader(http.StatusServiceUnavailable)
 			w.Write([]byte("not ready: not connected to NATS\n"))
 		default:
@@ -34,4 +37,10 @@ func (d *Daemon) handler() http.Handler {
 		}
 	})
 	return mux
+}
+
+// oneLine keeps the first line of s, so that a reason is one line.
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
 }

@@ -69,7 +69,7 @@ func (d *Daemon) registerMetrics() error {
 		Name: "cronlock_nats_connected",
 		Help: "1 while the NATS connection is up, else 0. No job starts while it is 0.",
 	}, func() float64 {
-		if d.conn.Connected() {
+		if d.connected() {
 			return 1
 		}
 		return 0

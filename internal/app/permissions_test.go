@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +39,12 @@ func permissionsConf(t *testing.T, extra ...string) string {
 
 // restrictedServer starts a server with the accounts of PERMISSIONS.md.
 func restrictedServer(t *testing.T, extra ...string) string {
-	conf := permissionsConf(t, extra...)
+	return serverWithConf(t, permissionsConf(t, extra...))
+}
+
+// serverWithConf starts a server with the authorization block conf.
+func serverWithConf(t *testing.T, conf string) string {
+	t.Helper()
 	srv := natstest.RunServer(t, natstest.Options{Configure: func(o *server.Options) {
 		if err := o.ProcessConfigString(conf); err != nil {
 			t.Fatalf("PERMISSIONS.md conf: %v", err)
@@ -130,6 +136,64 @@ func TestLeastPrivilegeCreatesBuckets(t *testing.T) {
 	logs := &logBuffer{}
 	_, stop := startDaemon(t, cfg, logs)
 	waitFor(t, 20*time.Second, "a run", func() bool { return len(lines(t, out)) >= 1 })
+	stop()
+	noViolations(t, logs)
+}
+
+// TestLeastPrivilegeInboxPrefix: with nats.inbox_prefix, the restricted
+// user of PERMISSIONS.md may subscribe to its own prefix instead of
+// _INBOX.>, as the document's section on it says; without the setting it
+// is refused.
+func TestLeastPrivilegeInboxPrefix(t *testing.T) {
+	t.Parallel()
+	const prefix = "_INBOX_cronlock"
+	doc, err := os.ReadFile("PERMISSIONS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"inbox_prefix: " + prefix, `allow: ["` + prefix + `.>"]`} {
+		if !strings.Contains(string(doc), want) {
+			t.Fatalf("PERMISSIONS.md does not document %s", want)
+		}
+	}
+	conf := permissionsConf(t, "$JS.API.INFO", "$JS.API.STREAM.CREATE.KV_locks", "$JS.API.STREAM.CREATE.KV_cronlock_history", "$JS.API.STREAM.CREATE.KV_cronlock_replicas")
+	if !strings.Contains(conf, `"_INBOX.>"`) {
+		t.Fatal(`PERMISSIONS.md conf: no "_INBOX.>"`)
+	}
+	url := serverWithConf(t, strings.Replace(conf, `"_INBOX.>"`, `"`+prefix+`.>"`, 1))
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	yaml := restrictedConfig(t, url, out)
+	logs := &logBuffer{}
+
+	// Without the prefix: replies cannot arrive.
+	refused := writeConfig(t, dir, yaml)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	if cl, err := app.Dial(ctx, refused, newLogger(t, &logBuffer{})); err == nil {
+		cl.Close()
+		t.Fatalf("Dial without nats.inbox_prefix succeeded; the test cannot tell the prefix is used")
+	}
+	cancel()
+
+	cfg := writeConfig(t, dir, strings.Replace(yaml, "  password: cronlock-pw\n", "  password: cronlock-pw\n  inbox_prefix: "+prefix+"\n", 1))
+	if cfg.NATS.InboxPrefix != prefix {
+		t.Fatalf("config: inbox_prefix = %q", cfg.NATS.InboxPrefix)
+	}
+	_, stop := startDaemon(t, cfg, logs)
+	waitFor(t, 20*time.Second, "two runs", func() bool { return len(lines(t, out)) >= 2 })
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := app.Dial(ctx, cfg, newLogger(t, logs))
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	if h, err := cl.History(ctx, 2); err != nil || len(h) != 1 || len(h[0].Runs) == 0 {
+		t.Errorf("History = %v, %v; want the job's runs", h, err)
+	}
+	if _, err := cl.Locks(ctx); err != nil {
+		t.Errorf("Locks: %v", err)
+	}
+	cl.Close()
 	stop()
 	noViolations(t, logs)
 }

@@ -31,7 +31,7 @@ func TestReconnectDelay(t *testing.T) {
 	t.Parallel()
 	for attempts, want := range map[int]time.Duration{0: reconnectBase, 3: 8 * reconnectBase, 10: reconnectMax, 1000: reconnectMax} {
 		for range 20 {
-			d := reconnectDelay(attempts)
+			d := reconnectDelay(attempts, reconnectMax)
 			if d < want/2 || d >= want {
 				t.Fatalf("reconnectDelay(%d) = %v, want in [%v, %v)", attempts, d, want/2, want)
 			}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/rs/zerolog"
+
 	"github.com/cronlock/cronlock/internal/config"
 )
 
@@ -31,6 +33,10 @@ func (d *Daemon) Reload() error {
 	}
 	if changed := restartSections(d.cfg, next); len(changed) > 0 {
 		log.Warn().Strs("sections", changed).Msg("reload: these settings changed and take effect only after a restart")
+	}
+	if d.sched == nil {
+		d.adoptJobs(next.Jobs, log)
+		return nil
 	}
 
 	old := make(map[string]config.Job, len(d.cfg.Jobs))
@@ -87,6 +93,17 @@ func (d *Daemon) Reload() error {
 	log.Info().Strs("added", added).Strs("removed", removed).Strs("changed", changed).
 		Int("jobs", len(inEffect)).Msg("configuration reloaded")
 	return nil
+}
+
+// adoptJobs applies a reload made while the daemon waits for NATS: there is
+// no scheduler yet, and openScheduler will add the jobs of d.cfg. Call with
+// d.mu held.
+func (d *Daemon) adoptJobs(jobs []config.Job, log zerolog.Logger) {
+	cfg := *d.cfg
+	cfg.Jobs = jobs
+	d.cfg = &cfg
+	d.reloads.record(nil)
+	log.Info().Int("jobs", len(jobs)).Msg("configuration reloaded; its jobs start once NATS is connected")
 }
 
 // restartSections names the top-level settings that differ between a and b,

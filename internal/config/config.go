@@ -85,6 +85,34 @@ type NATS struct {
 	User      string `yaml:"user"`
 	Password  Secret `yaml:"password"`
 	TLS       TLS    `yaml:"tls"`
+	// InboxPrefix is the subject prefix of the client's reply subjects
+	// (request replies and watch deliveries), e.g. "_INBOX_cronlock". Empty
+	// (the default) means NATS' "_INBOX": a restricted user then needs
+	// subscribe permission on "_INBOX.>", which every user's replies share.
+	// Tokens of letters, digits, '_', '-' and '$' separated by '.'.
+	InboxPrefix string `yaml:"inbox_prefix"`
+	// IgnoreDiscoveredServers keeps the client's server pool to the URLs
+	// of URL: the addresses that cluster nodes advertise (often unreachable
+	// from behind a proxy, a NAT or a Kubernetes service) are not added.
+	// Default false.
+	IgnoreDiscoveredServers bool `yaml:"ignore_discovered_servers"`
+	// JetStream says where the JetStream API is; the zero value is the
+	// account's own JetStream on the servers of URL.
+	JetStream JetStream `yaml:"jetstream"`
+}
+
+// JetStream selects the JetStream that holds the buckets, for replicas that
+// reach it through a leaf node. At most one of Domain and APIPrefix is set,
+// and only together with NATS.URL.
+type JetStream struct {
+	// Domain is the JetStream domain of the servers holding the buckets
+	// (the hub's jetstream.domain), e.g. "hub". Default "": the nearest
+	// JetStream. Letters, digits, '_' and '-'.
+	Domain string `yaml:"domain"`
+	// APIPrefix replaces "$JS.API" as the JetStream API subject prefix,
+	// for accounts that import a JetStream API under another subject.
+	// Default "". Tokens separated by '.', no wildcards.
+	APIPrefix string `yaml:"api_prefix"`
 }
 
 // Embedded configures the embedded NATS server.
@@ -98,12 +126,16 @@ type Embedded struct {
 	Listen string `yaml:"listen"`
 }
 
-// TLS holds client TLS files for NATS. CertFile and KeyFile are both set or
-// both empty. All empty (the default) means no client TLS configuration.
+// TLS holds client TLS settings for NATS. CertFile and KeyFile are both set
+// or both empty. All empty (the default) means no client TLS configuration.
 type TLS struct {
 	CAFile   string `yaml:"ca_file"`
 	CertFile string `yaml:"cert_file"`
 	KeyFile  string `yaml:"key_file"`
+	// ServerName is the name the server's certificate must carry, when it
+	// differs from the host of the URL (servers reached by IP address or
+	// through a proxy). Setting it turns TLS on. Default "": the URL's host.
+	ServerName string `yaml:"server_name"`
 }
 
 // Lock configures the NATS KV lock that makes each tick run once.

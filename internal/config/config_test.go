@@ -132,6 +132,14 @@ func TestParseErrors(t *testing.T) {
 		{"two auth methods", "nats:\n  url: nats://x:4222\n  creds_file: a.creds\n  token: t\n" + job0, []want{{"4: nats.token", "conflicts with nats.creds_file"}}},
 		{"user without password", "nats:\n  url: nats://x:4222\n  user: me\n" + job0, []want{{"3: nats.password", "is required when nats.user is set"}}},
 		{"cert without key", "nats:\n  tls:\n    cert_file: c.pem\n" + job0, []want{{"3: nats.tls.key_file", "is required when nats.tls.cert_file is set"}}},
+		{"inbox prefix wildcard", "nats:\n  inbox_prefix: \"_INBOX.>\"\n" + job0, []want{{"2: nats.inbox_prefix", `invalid subject prefix "_INBOX.>"`}}},
+		{"inbox prefix trailing dot", "nats:\n  inbox_prefix: _INBOX_me.\n" + job0, []want{{"2: nats.inbox_prefix", "invalid subject prefix"}}},
+		{"discovered servers not a bool", "nats:\n  url: nats://x:4222\n  ignore_discovered_servers: \"yes\"\n" + job0, []want{{"3: nats.ignore_discovered_servers", "expected true or false, got a string"}}},
+		{"domain with a dot", "nats:\n  url: nats://x:4222\n  jetstream:\n    domain: a.b\n" + job0, []want{{"4: nats.jetstream.domain", `invalid domain "a.b"`}}},
+		{"domain and api prefix", "nats:\n  url: nats://x:4222\n  jetstream:\n    domain: hub\n    api_prefix: $JS.hub.API\n" + job0, []want{{"5: nats.jetstream.api_prefix", "conflicts with nats.jetstream.domain"}}},
+		{"api prefix wildcard", "nats:\n  url: nats://x:4222\n  jetstream: {api_prefix: \"$JS.*.API\"}\n" + job0, []want{{"3: nats.jetstream.api_prefix", "invalid subject prefix"}}},
+		{"domain without url", "nats:\n  jetstream:\n    domain: hub\n" + job0, []want{{"3: nats.jetstream.domain", "requires nats.url"}}},
+		{"server name with port", "nats:\n  tls:\n    server_name: \"nats.example.com:4222\"\n" + job0, []want{{"3: nats.tls.server_name", "without scheme or port"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,6 +242,34 @@ func TestDefaults(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cfg2, want) {
 		t.Errorf("null values:\n got %+v\nwant %+v", cfg2, want)
+	}
+}
+
+// TestNATSRoutingKeys decodes the keys that route the client: inbox prefix,
+// discovered servers, JetStream domain or API prefix, TLS server name.
+func TestNATSRoutingKeys(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("r.yaml", []byte(`nats:
+  url: nats://10.0.0.1:4222
+  inbox_prefix: _INBOX_cronlock
+  ignore_discovered_servers: true
+  jetstream: {domain: hub}
+  tls: {server_name: nats.example.com}
+`+job0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.NATS
+	if n.InboxPrefix != "_INBOX_cronlock" || !n.IgnoreDiscoveredServers || n.JetStream.Domain != "hub" ||
+		n.TLS.ServerName != "nats.example.com" {
+		t.Errorf("nats = %+v", n)
+	}
+	cfg, err = Parse("r.yaml", []byte("nats:\n  url: nats://x:4222\n  ignore_discovered_servers: false\n  jetstream: {api_prefix: $JS.hub.API}\n"+job0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NATS.IgnoreDiscoveredServers || cfg.NATS.JetStream.APIPrefix != "$JS.hub.API" {
+		t.Errorf("nats = %+v", cfg.NATS)
 	}
 }
 

@@ -140,6 +140,34 @@ func (d *decoder) validateNATS(n *NATS) {
 		"is required when nats.tls.cert_file is set")
 	d.check(n.TLS.CertFile == "" && n.TLS.KeyFile != "", "nats.tls.cert_file", []string{"nats.tls.key_file"},
 		"is required when nats.tls.key_file is set")
+	d.validateNATSRouting(n)
+}
+
+// subjectPrefix is a NATS subject without wildcards: tokens of letters,
+// digits, '_', '-' and '$' separated by single dots.
+var subjectPrefix = regexp.MustCompile(`^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$`)
+
+// validateNATSRouting checks the settings that route the client's subjects
+// and TLS: inbox_prefix, jetstream.domain and api_prefix, tls.server_name.
+func (d *decoder) validateNATSRouting(n *NATS) {
+	d.check(n.InboxPrefix != "" && !subjectPrefix.MatchString(n.InboxPrefix), "nats.inbox_prefix", nil,
+		"invalid subject prefix %s: use tokens of letters, digits, '_', '-' and '$' separated by '.', "+
+			"without wildcards or a trailing '.' (e.g. \"_INBOX_cronlock\")", quote(n.InboxPrefix))
+	js := n.JetStream
+	d.check(js.Domain != "" && !bucketName.MatchString(js.Domain), "nats.jetstream.domain", nil,
+		"invalid domain %s: use letters, digits, '_' and '-'", quote(js.Domain))
+	d.check(js.APIPrefix != "" && !subjectPrefix.MatchString(js.APIPrefix), "nats.jetstream.api_prefix", nil,
+		"invalid subject prefix %s: use tokens separated by '.', without wildcards or a trailing '.' (e.g. \"$JS.hub.API\")",
+		quote(js.APIPrefix))
+	d.check(js.Domain != "" && js.APIPrefix != "", "nats.jetstream.api_prefix", []string{"nats.jetstream.domain"},
+		"conflicts with nats.jetstream.domain: set only one (a domain is the API prefix \"$JS.<domain>.API\")")
+	for _, k := range []struct{ path, v string }{{"nats.jetstream.domain", js.Domain}, {"nats.jetstream.api_prefix", js.APIPrefix}} {
+		d.check(k.v != "" && n.URL == "", k.path, nil,
+			"requires nats.url: the embedded server is its own JetStream, reached without a domain or prefix")
+	}
+	d.check(n.TLS.ServerName != "" && strings.ContainsAny(n.TLS.ServerName, " \t/:@"), "nats.tls.server_name", nil,
+		"invalid server name %s: write the host name of the server's certificate, without scheme or port",
+		quote(n.TLS.ServerName))
 }
 
 func (d *decoder) validateLock(l *Lock) {

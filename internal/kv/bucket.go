@@ -40,7 +40,13 @@ type Bucket struct {
 	kv     jetstream.KeyValue
 	stream jetstream.Stream
 	name   string
-	prefix string // "$KV.<bucket>."
+	prefix string // "$KV.<bucket>.": stored subjects, what reads and watches filter on
+	// writePrefix is what a write's subject starts with: prefix, behind the
+	// JetStream API prefix when js reaches JetStream in another domain or
+	// under another prefix (the hub of a leaf node): a plain "$KV..." write
+	// from a leaf with its own JetStream would never reach the hub's stream.
+	// nats.go's KeyValue.Put routes writes the same way.
+	writePrefix string
 }
 
 // Open opens the bucket cfg.Name, creating it (history 1, file storage)
@@ -71,7 +77,9 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bucket, err
 	if err != nil {
 		return nil, fmt.Errorf("open bucket %q: %w", cfg.Name, err)
 	}
-	b := &Bucket{js: js, nc: js.Conn(), kv: kv, stream: stream, name: cfg.Name, prefix: "$KV." + cfg.Name + "."}
+	prefix := "$KV." + cfg.Name + "."
+	b := &Bucket{js: js, nc: js.Conn(), kv: kv, stream: stream, name: cfg.Name, prefix: prefix,
+		writePrefix: apiPrefix(js) + prefix}
 	if cfg.MarkerTTL > 0 {
 		if err := b.checkTTL(); err != nil {
 			return nil, err
@@ -117,4 +125,17 @@ func (b *Bucket) Keys(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// apiPrefix is "" on the account's own JetStream, else the prefix that
+// routes a write to the JetStream js reaches ("$JS.<domain>.API.").
+func apiPrefix(js jetstream.JetStream) string {
+	o := js.Options()
+	switch {
+	case o.Domain != "":
+		return "$JS." + o.Domain + ".API."
+	case o.APIPrefix != "" && strings.TrimSuffix(o.APIPrefix, ".")+"." != jetstream.DefaultAPIPrefix:
+		return strings.TrimSuffix(o.APIPrefix, ".") + "."
+	}
+	return ""
 }

@@ -27,7 +27,7 @@ func (b *Bucket) msg(w Write) (*nats.Msg, []jetstream.PublishOpt) {
 	if h == nil {
 		h = nats.Header{}
 	}
-	m := &nats.Msg{Subject: b.Subject(w.Key), Data: w.Value, Header: h}
+	m := &nats.Msg{Subject: b.writePrefix + w.Key, Data: w.Value, Header: h}
 	opts := []jetstream.PublishOpt{jetstream.WithExpectLastSequencePerSubject(w.Expected)}
 	if w.TTL > 0 {
 		opts = append(opts, jetstream.WithMsgTTL(w.TTL))
@@ -59,7 +59,7 @@ func (b *Bucket) PutAsync(w Write) (jetstream.PubAckFuture, error) {
 // unconditional; otherwise it requires the key's last revision to be
 // expected. It returns the marker's revision.
 func (b *Bucket) Purge(ctx context.Context, key string, expected uint64, ttl time.Duration) (uint64, error) {
-	m := nats.NewMsg(b.Subject(key))
+	m := nats.NewMsg(b.writePrefix + key)
 	m.Header.Set(kvOperation, "PURGE")
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	var opts []jetstream.PublishOpt
