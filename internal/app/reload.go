@@ -35,7 +35,7 @@ func (d *Daemon) Reload() error {
 		log.Warn().Strs("sections", changed).Msg("reload: these settings changed and take effect only after a restart")
 	}
 	if d.sched == nil {
-		d.adoptJobs(next.Jobs, log)
+		d.adoptJobs(next, log)
 		return nil
 	}
 
@@ -51,7 +51,7 @@ func (d *Daemon) Reload() error {
 		delete(old, j.Name)
 		switch {
 		case !ok:
-			if err := d.sched.Add(Job(j, JobOptions{Lease: d.cfg.Lock.Lease.Duration()}, d.log)); err != nil {
+			if err := d.sched.Add(Job(j, JobOptionsFor(d.cfg), d.log)); err != nil {
 				errs = append(errs, fmt.Errorf("%s:%d: add job %q: %w", path, j.Line, j.Name, err))
 				continue
 			}
@@ -62,7 +62,7 @@ func (d *Daemon) Reload() error {
 				inEffect = append(inEffect, o)
 				continue
 			}
-			if err := d.sched.Add(Job(j, JobOptions{Lease: d.cfg.Lock.Lease.Duration()}, d.log)); err != nil {
+			if err := d.sched.Add(Job(j, JobOptionsFor(d.cfg), d.log)); err != nil {
 				errs = append(errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
 				continue
 			}
@@ -81,7 +81,11 @@ func (d *Daemon) Reload() error {
 	slices.Sort(removed)
 	cfg := *d.cfg
 	cfg.Jobs = inEffect
+	cfg.Notify = next.Notify
 	d.cfg = &cfg
+	if err := d.notifier.SetTargets(cfg.NotifyTargets()); err != nil {
+		errs = append(errs, fmt.Errorf("notify: %w", err))
+	}
 
 	if err := errors.Join(errs...); err != nil {
 		d.reloads.record(err)
@@ -98,12 +102,15 @@ func (d *Daemon) Reload() error {
 // adoptJobs applies a reload made while the daemon waits for NATS: there is
 // no scheduler yet, and openScheduler will add the jobs of d.cfg. Call with
 // d.mu held.
-func (d *Daemon) adoptJobs(jobs []config.Job, log zerolog.Logger) {
+func (d *Daemon) adoptJobs(next *config.Config, log zerolog.Logger) {
 	cfg := *d.cfg
-	cfg.Jobs = jobs
+	cfg.Jobs, cfg.Notify = next.Jobs, next.Notify
 	d.cfg = &cfg
+	if err := d.notifier.SetTargets(cfg.NotifyTargets()); err != nil {
+		log.Error().Err(err).Msg("reload: notification targets not applied")
+	}
 	d.reloads.record(nil)
-	log.Info().Int("jobs", len(jobs)).Msg("configuration reloaded; its jobs start once NATS is connected")
+	log.Info().Int("jobs", len(next.Jobs)).Msg("configuration reloaded; its jobs start once NATS is connected")
 }
 
 // restartSections names the top-level settings that differ between a and b,
