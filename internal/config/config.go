@@ -31,6 +31,10 @@
 // Secrets (nats.token, nats.password) are of type [Secret]; they never appear
 // in errors returned by this package or in the fmt, JSON or YAML rendering of
 // a [Config].
+//
+// It owns the file format: keys, defaults, validation and where each error
+// is. It must not know how the settings are used (that is internal/app's),
+// and it does not touch NATS, files other than the one it reads, or time.
 package config
 
 import (
