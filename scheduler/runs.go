@@ -64,7 +64,10 @@ type Run struct {
 	// leaves it empty, History.Output reads it.
 	Output string `json:"output,omitempty"`
 	// Previous is the status of the job's entry before this one ("" for
-	// the first), for notifications ("recovered"). Not stored.
+	// the first), for notifications ("recovered"), passing over entries of
+	// ticks missed for overlap: they mean the job was slower than its
+	// schedule, which no notification reports, so none may report its end
+	// as a recovery. Not stored.
 	Previous string `json:"-"`
 
 	// interruptions of this run's tick before it (a rerun).
@@ -132,9 +135,7 @@ type rerun struct {
 func (st *jobState) add(r Run) Run {
 	st.Seq++
 	r.ID = st.Seq
-	if n := len(st.Runs); n > 0 {
-		r.Previous = st.Runs[n-1].Status
-	}
+	r.Previous = st.previous(len(st.Runs))
 	st.Runs = append(st.Runs, r)
 	st.noteResult(r)
 	return r
@@ -154,10 +155,13 @@ func (st *jobState) noteResult(r Run) {
 	}
 }
 
-// previous is the status of the entry before index i.
+// previous is the status of the entry before index i, passing over
+// ticks missed for overlap (see Run.Previous).
 func (st *jobState) previous(i int) string {
-	if i <= 0 {
-		return ""
+	for j := i - 1; j >= 0; j-- {
+		if r := st.Runs[j]; r.Status != StatusMissed || r.Reason != ReasonOverlap {
+			return r.Status
+		}
 	}
-	return st.Runs[i-1].Status
+	return ""
 }
