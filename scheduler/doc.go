@@ -18,11 +18,13 @@
 // recorded.
 //
 // Ticks that no replica ran (all were down, or NATS was unreachable) are
-// recorded as missed by the next claim; the latest of them is run once at
-// start-up if it is at most Job.StartingDeadline old. Ticks are never run
-// in a burst. A replica that joins with a clock ahead of the others claims
-// its first tick early, so the ticks the others had not yet reached (at most
-// the clock difference) are recorded as missed once.
+// recorded as missed by the next claim, with a reason (no_replica, outage;
+// overlap for ticks that came while the job's previous run still ran); the
+// latest of them is run once, at start-up or as soon as NATS answers after
+// an outage, if it is at most Job.StartingDeadline old. Ticks are never run
+// in a burst. Ticks follow the NATS server's clock, estimated from the
+// JetStream timestamps of the replica's own announcements (offset.go), so
+// replicas with skewed clocks agree on when a tick is due.
 //
 // Run fits an oklog/run group; see the example.
 package scheduler
