@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -139,6 +140,14 @@ func TestSuspendResume(t *testing.T) {
 		strings.Contains(text, "other (suspended)") {
 		t.Errorf("status after suspend does not mark tick (only) suspended:\n%s", text)
 	}
+	if r := e.run(0, "next", "-n", "1"); !regexp.MustCompile(`(?m)^tick +\S+ +\(suspended\)$`).MatchString(r.stdout) ||
+		strings.Count(r.stdout, "(suspended)") != 1 {
+		t.Errorf("next after suspend does not mark tick (only) suspended:\n%s", r.stdout)
+	}
+	if r := e.run(0, "next", "-n", "1", "tick"); !strings.Contains(r.stderr, "tick is suspended") ||
+		strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("next tick after suspend: stdout %q, stderr %q; want one time and a note on stderr", r.stdout, r.stderr)
+	}
 
 	// Every replica stops starting the job's ticks within 1 s.
 	time.Sleep(time.Until(suspendedAt.Add(time.Second)))
@@ -167,6 +176,9 @@ func TestSuspendResume(t *testing.T) {
 	}
 	if text := e.run(0, "status").stdout; strings.Contains(text, "(suspended)") {
 		t.Errorf("status after resume still shows a suspension:\n%s", text)
+	}
+	if r := e.run(0, "next", "-n", "1"); strings.Contains(r.stdout, "(suspended)") || r.stderr != "" {
+		t.Errorf("next after resume: stdout %q, stderr %q; want no suspension", r.stdout, r.stderr)
 	}
 	d.stop()
 }
@@ -312,5 +324,30 @@ func triggerWithOutput(t *testing.T, url string, cfg *config.Config, jobs ...str
 			t.Fatal(err)
 		}
 		s.Trigger(ctx, name) // boom fails: its error is in the history
+	}
+}
+
+// TestNextWithoutNATS: next prints the run times when the NATS it would
+// read suspensions from does not answer, and warns.
+func TestNextWithoutNATS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "cronlock.yaml", fmt.Sprintf(`
+nats: {url: "nats://127.0.0.1:%d"}
+jobs:
+  - name: daily
+    schedule: "@daily"
+    shell: "true"
+`, reservePort(t)))
+	start := time.Now()
+	r := cronlock(t, nil, "next", "-c", cfg, "-n", "2", "--from", from)
+	if r.code != 0 || r.stdout != "daily  2026-03-29T00:00:00Z\ndaily  2026-03-30T00:00:00Z\n" {
+		t.Errorf("next without NATS: exit %d, stdout %q", r.code, r.stdout)
+	}
+	if !strings.Contains(r.stderr, "cannot tell which jobs are suspended") {
+		t.Errorf("next without NATS: stderr %q, want a warning", r.stderr)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("next without NATS took %v", took)
 	}
 }

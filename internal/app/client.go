@@ -94,7 +94,7 @@ func (c *Client) History(ctx context.Context, n int) ([]JobHistory, error) {
 		if err := withOutput(ctx, h, runs); err != nil {
 			return nil, err
 		}
-		out = append(out, JobHistory{Job: cj, Runs: runs, Suspended: st.Suspended, ConfigSuspended: configSuspended(cj)})
+		out = append(out, JobHistory{Job: cj, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj)})
 	}
 	return out, nil
 }
@@ -203,7 +203,48 @@ func (c *Client) Replicas(ctx context.Context) ([]scheduler.Replica, error) {
 	return scheduler.ListReplicas(ctx, c.conn.JS, scheduler.DefaultReplicaBucket)
 }
 
-// configSuspended reports whether the configuration suspends the job
-// (suspended: true). The key is not in config.Job yet; until it is, only
-// the shared state suspends jobs.
-func configSuspended(config.Job) bool { return false }
+// ConfigSuspended reports whether the configuration suspends the job
+// (suspended: true), whatever the shared state says.
+//
+// TODO: read cj.Suspended once config.Job has the key; until then only the
+// shared state suspends jobs.
+func ConfigSuspended(config.Job) bool { return false }
+
+// ErrNoServer is returned by DialRunning when the configuration names no
+// NATS server to connect to.
+var ErrNoServer = errors.New("no NATS server configured: nats.url and nats.embedded.listen are empty")
+
+// DialRunning is Dial for a command that only looks: it connects to
+// nats.url, else to the embedded server of a `cronlock run` at
+// nats.embedded.listen, but never starts an embedded server of its own
+// (which would create or lock the store). Without either it returns
+// ErrNoServer.
+func DialRunning(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*Client, error) {
+	if cfg.NATS.URL == "" {
+		if cfg.NATS.Embedded.Listen == "" {
+			return nil, ErrNoServer
+		}
+		local := *cfg
+		local.NATS.URL = "nats://" + connectAddr(cfg.NATS.Embedded.Listen)
+		cfg = &local
+	}
+	return Dial(ctx, cfg, log)
+}
+
+// Suspensions returns whether each job of the configuration is suspended,
+// by the shared state or by the configuration, by name.
+func (c *Client) Suspensions(ctx context.Context) (map[string]bool, error) {
+	h, err := c.history(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(c.cfg.Jobs))
+	for _, cj := range c.cfg.Jobs {
+		st, err := h.State(ctx, cj.Name)
+		if err != nil {
+			return nil, err
+		}
+		out[cj.Name] = st.Suspended != nil || ConfigSuspended(cj)
+	}
+	return out, nil
+}
