@@ -11,13 +11,13 @@ import (
 	"github.com/cronlock/cronlock/scheduler"
 )
 
-const replicasUsage = `
+var replicasUsage = fmt.Sprintf(`
 Usage: cronlock replicas [-c FILE] [--json]
 
 Lists the replicas (cronlock run) that announce themselves in NATS: owner
 id, host, pid, version, start time, the jobs each runs now, and its clock
 offset (the NATS server's clock minus its own) once it has an estimate.
-Announcements carry a TTL (6s) and are refreshed every 2s: a replica that
+Announcements carry a TTL (%v) and are refreshed every %v: a replica that
 stops disappears at once, one that dies within the TTL.
 
 Flags:
@@ -25,7 +25,7 @@ Flags:
   --json              print a JSON array of {"id","host","pid","version","started",
                       "running","clock_offset_seconds","seen"}; clock_offset_seconds is
                       null before the replica's first estimate
-`
+`, scheduler.ReplicaTTL, scheduler.ReplicaTTL/3)
 
 // replicaJSON is one element of `replicas --json`: a public format.
 type replicaJSON struct {

@@ -178,9 +178,9 @@ func writeStatus(w io.Writer, hist []app.JobHistory, verbose bool) error {
 	}
 	lines := strings.SplitAfter(strings.TrimSuffix(rows.String(), "\n"), "\n")
 	var b strings.Builder
-	b.WriteString(lines[0])
+	b.WriteString(strings.TrimRight(lines[0], " \n") + "\n")
 	for i, line := range lines[1:] {
-		b.WriteString(strings.TrimRight(line, "\n") + "\n")
+		b.WriteString(strings.TrimRight(line, " \n") + "\n")
 		if i < len(outputs) {
 			writeOutput(&b, outputs[i])
 		}
