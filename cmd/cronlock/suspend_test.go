@@ -266,7 +266,7 @@ func TestStatusShowsOutput(t *testing.T) {
 	e := newOpsEnv(t, `
   - name: boom
     schedule: "@yearly"
-    shell: echo boom; exit 3
+    shell: echo boom; printf '\033[2Jcleared\n'; exit 3
   - name: fine
     schedule: "@yearly"
     shell: echo all is well
@@ -281,16 +281,16 @@ func TestStatusShowsOutput(t *testing.T) {
 	if len(runs) != 1 {
 		t.Fatalf("status --json: boom has %d runs, want 1", len(runs))
 	}
-	if r := runs[0]; r["status"] != scheduler.StatusFailed || r["exit_code"] != 3.0 || r["output"] != "boom\n" {
-		t.Errorf("status --json: boom's run = %v, want failed, exit_code 3, output \"boom\\n\"", r)
+	if r := runs[0]; r["status"] != scheduler.StatusFailed || r["exit_code"] != 3.0 || r["output"] != "boom\n\033[2Jcleared\n" {
+		t.Errorf("status --json: boom's run = %v, want failed, exit_code 3, its output", r)
 	}
 	if r := runsOf(t, e.status("fine"))[0]; r["exit_code"] != 0.0 || r["output"] != "all is well\n" {
 		t.Errorf("status --json: fine's run = %v, want exit_code 0 and its output", r)
 	}
 
 	text := e.run(0, "status").stdout
-	if !strings.Contains(text, "\n"+outputIndent+"boom\n") || strings.Contains(text, "all is well") {
-		t.Errorf("status: want boom's output under its run and not fine's:\n%s", text)
+	if !strings.Contains(text, "\n"+outputIndent+"boom\n"+outputIndent+"\uFFFD[2Jcleared\n") || strings.Contains(text, "all is well") {
+		t.Errorf("status: want boom's output, its escape sequence made inert, under its run and not fine's:\n%q", text)
 	}
 	text = e.run(0, "status", "-v").stdout
 	if !strings.Contains(text, "\n"+outputIndent+"boom\n") || !strings.Contains(text, "\n"+outputIndent+"all is well\n") {
