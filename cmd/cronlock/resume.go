@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/cronlock/cronlock/internal/app"
 )
 
 const resumeUsage = `
@@ -31,6 +33,10 @@ func (c *cli) resume(ctx context.Context, args []string) error {
 	defer done()
 	if err := cl.Resume(ctx, name); err != nil {
 		return err
+	}
+	if j, err := app.FindJob(cfg, name); err == nil && app.ConfigSuspended(j) {
+		fmt.Fprintf(c.stdout, "resumed %q in NATS, but it stays suspended: its configuration says suspended: true\n", name)
+		return nil
 	}
 	fmt.Fprintf(c.stdout, "resumed %q: replicas start its ticks again from the next one\n", name)
 	return nil

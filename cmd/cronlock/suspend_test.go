@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,12 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/cronlock/cronlock/internal/app"
-	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/natstest"
-	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
 
@@ -113,6 +107,10 @@ func TestSuspendResume(t *testing.T) {
   - name: other
     schedule: "@yearly"
     shell: "true"
+  - name: held
+    schedule: "@yearly"
+    shell: "true"
+    suspended: true
 `, out))
 	d := startDaemon(t, e.dir, e.cfg)
 	runs := func() int { return len(fileLines(t, out)) }
@@ -135,14 +133,17 @@ func TestSuspendResume(t *testing.T) {
 	if o := e.status("other"); o["suspended"] != false {
 		t.Errorf("status --json: other.suspended = %v, want false", o["suspended"])
 	}
+	if h := e.status("held"); h["suspended"] != true {
+		t.Errorf("status --json: held (suspended: true in the configuration).suspended = %v, want true", h["suspended"])
+	}
 	text := e.run(0, "status").stdout
 	if !strings.Contains(text, "tick (suspended)") || !strings.Contains(text, "tick is suspended since") ||
-		strings.Contains(text, "other (suspended)") {
-		t.Errorf("status after suspend does not mark tick (only) suspended:\n%s", text)
+		!strings.Contains(text, "held is suspended by its configuration") || strings.Contains(text, "other (suspended)") {
+		t.Errorf("status after suspend does not mark tick and held (only) suspended:\n%s", text)
 	}
 	if r := e.run(0, "next", "-n", "1"); !regexp.MustCompile(`(?m)^tick +\S+ +\(suspended\)$`).MatchString(r.stdout) ||
-		strings.Count(r.stdout, "(suspended)") != 1 {
-		t.Errorf("next after suspend does not mark tick (only) suspended:\n%s", r.stdout)
+		!regexp.MustCompile(`(?m)^held +\S+ +\(suspended\)$`).MatchString(r.stdout) || strings.Count(r.stdout, "(suspended)") != 2 {
+		t.Errorf("next after suspend does not mark tick and held (only) suspended:\n%s", r.stdout)
 	}
 	if r := e.run(0, "next", "-n", "1", "tick"); !strings.Contains(r.stderr, "tick is suspended") ||
 		strings.Count(r.stdout, "\n") != 1 {
@@ -174,11 +175,18 @@ func TestSuspendResume(t *testing.T) {
 	if s := e.status("tick"); s["suspended"] != false {
 		t.Errorf("status --json after resume: suspended = %v", s["suspended"])
 	}
-	if text := e.run(0, "status").stdout; strings.Contains(text, "(suspended)") {
-		t.Errorf("status after resume still shows a suspension:\n%s", text)
+	if text := e.run(0, "status").stdout; strings.Contains(text, "tick (suspended)") {
+		t.Errorf("status after resume still shows tick suspended:\n%s", text)
 	}
-	if r := e.run(0, "next", "-n", "1"); strings.Contains(r.stdout, "(suspended)") || r.stderr != "" {
-		t.Errorf("next after resume: stdout %q, stderr %q; want no suspension", r.stdout, r.stderr)
+	if r := e.run(0, "next", "-n", "1"); strings.Count(r.stdout, "(suspended)") != 1 || r.stderr != "" {
+		t.Errorf("next after resume: stdout %q, stderr %q; want only held suspended", r.stdout, r.stderr)
+	}
+	// resume lifts the shared state only: the configuration still suspends held.
+	if r := e.run(0, "resume", "held"); !strings.Contains(r.stdout, "stays suspended") {
+		t.Errorf("resume of a job the configuration suspends: stdout %q, want it to say it stays suspended", r.stdout)
+	}
+	if h := e.status("held"); h["suspended"] != true {
+		t.Errorf("status --json after resume held: suspended = %v, want true (the configuration says so)", h["suspended"])
 	}
 	d.stop()
 }
@@ -253,14 +261,9 @@ func TestReplicasAndRunningStatus(t *testing.T) {
 	})
 }
 
-// TestStatusShowsOutput runs a job that prints "boom" and exits 3, and one
-// that succeeds, and checks status: the failed run's output and exit code,
-// the successful run's output only with -v.
-//
-// The runs are made by a scheduler in the test process, with the output
-// tail on, through the same app.Job and scheduler.Trigger as `cronlock
-// trigger`: the configuration key that turns on output tails for the
-// daemon and trigger (history.output_tail) is the lead's.
+// TestStatusShowsOutput triggers a job that prints "boom" and exits 3, and
+// one that succeeds, and checks status: the failed run's output and exit
+// code, the successful run's output only with -v.
 func TestStatusShowsOutput(t *testing.T) {
 	t.Parallel()
 	e := newOpsEnv(t, `
@@ -271,11 +274,8 @@ func TestStatusShowsOutput(t *testing.T) {
     schedule: "@yearly"
     shell: echo all is well
 `)
-	cfg, err := config.Load(e.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	triggerWithOutput(t, e.url, cfg, "boom", "fine")
+	e.run(1, "trigger", "boom")
+	e.run(0, "trigger", "fine")
 
 	runs := runsOf(t, e.status("boom"))
 	if len(runs) != 1 {
@@ -295,35 +295,6 @@ func TestStatusShowsOutput(t *testing.T) {
 	text = e.run(0, "status", "-v").stdout
 	if !strings.Contains(text, "\n"+outputIndent+"boom\n") || !strings.Contains(text, "\n"+outputIndent+"all is well\n") {
 		t.Errorf("status -v: want every run's output:\n%s", text)
-	}
-}
-
-// triggerWithOutput runs each job once, as `cronlock trigger` does, with
-// its output tail kept.
-func triggerWithOutput(t *testing.T, url string, cfg *config.Config, jobs ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	_, js := natstest.Connect(t, url)
-	log := zerolog.Nop()
-	locker, err := lock.New(ctx, js, app.LockOptions(cfg, log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close()
-	s, err := scheduler.New(ctx, js, locker, app.SchedulerOptions(cfg, log, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range jobs {
-		cj, err := app.FindJob(cfg, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Add(app.Job(cj, app.JobOptions{Lease: cfg.Lock.Lease.Duration(), OutputTail: 4096}, log)); err != nil {
-			t.Fatal(err)
-		}
-		s.Trigger(ctx, name) // boom fails: its error is in the history
 	}
 }
 

@@ -205,10 +205,7 @@ func (c *Client) Replicas(ctx context.Context) ([]scheduler.Replica, error) {
 
 // ConfigSuspended reports whether the configuration suspends the job
 // (suspended: true), whatever the shared state says.
-//
-// TODO: read cj.Suspended once config.Job has the key; until then only the
-// shared state suspends jobs.
-func ConfigSuspended(config.Job) bool { return false }
+func ConfigSuspended(cj config.Job) bool { return cj.Suspended }
 
 // ErrNoServer is returned by DialRunning when the configuration names no
 // NATS server to connect to.
