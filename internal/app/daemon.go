@@ -200,7 +200,7 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 			return err
 		}
 		d.setStage(stageOpening + ": " + err.Error())
-		d.log.Warn().Err(err).Dur("retry_in", wait).Msg("NATS JetStream not answering yet; retrying")
+		d.log.Warn().Err(err).Float64("retry_in_seconds", wait.Seconds()).Msg("NATS JetStream not answering yet; retrying")
 		select {
 		case <-ctx.Done():
 			return err

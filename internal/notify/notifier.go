@@ -271,7 +271,7 @@ func (n *Notifier) deliver(d delivery) {
 		if !retry || attempt > n.opts.Retries || n.ctx.Err() != nil {
 			break
 		}
-		log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", backoff).Msg("notification failed; retrying")
+		log.Warn().Err(err).Int("attempt", attempt).Float64("retry_in_seconds", backoff.Seconds()).Msg("notification failed; retrying")
 		if !n.sleep(backoff) {
 			break
 		}
