@@ -7,9 +7,12 @@
 //	cronlock validate [-c FILE] [--from TIME]                check the file, print each job's next three runs
 //	cronlock next     [-c FILE] [-n N] [--from TIME] [JOB]   next N (default 5) run times
 //	cronlock locks    [-c FILE] [--json]                     who holds which lock
-//	cronlock status   [-c FILE] [-n N] [--json]              each job's last N (default 5) runs
+//	cronlock status   [-c FILE] [-n N] [-v] [--json]         each job's last N (default 5) runs, with output
 //	cronlock trigger  [-c FILE] JOB                          run one job once now, under its lock
 //	cronlock unlock   [-c FILE] --force JOB                  force-release a job's lock
+//	cronlock suspend  [-c FILE] JOB                          stop every replica from starting JOB's ticks
+//	cronlock resume   [-c FILE] JOB                          let replicas start JOB's ticks again
+//	cronlock replicas [-c FILE] [--json]                     list the running replicas
 //	cronlock import crontab [-o FILE] [--system] [--timezone ZONE] CRONTAB
 //	                                                         convert a crontab (- for stdin) into a configuration
 //	cronlock version
@@ -22,7 +25,8 @@
 // Every command accepts --help (-h), which prints its usage to stdout.
 //
 // Exit codes: 0 ok; 1 runtime failure (NATS unreachable, a failed or
-// not-acquired trigger, a lock that is not held); 2 bad usage or a bad
+// not-acquired trigger, a lock that is not held); 2 bad usage (including a
+// JOB the configuration does not define, for trigger, suspend and resume) or a bad
 // configuration file, whose errors are printed one a line as
 // FILE:LINE: FIELD: MESSAGE, or a crontab with lines `import crontab` could
 // not convert, printed as CRONTAB:LINE: REASON (hint: ...) after the
@@ -34,21 +38,55 @@
 // embedded single-node nats-server with JetStream on nats.embedded.store_dir
 // (listening on nats.embedded.listen if set).
 //
-// The operator commands (locks, status, trigger, unlock) connect to nats.url
+// The operator commands (locks, status, trigger, unlock, suspend, resume,
+// replicas) connect to nats.url
 // if set; else to nats.embedded.listen if set and a `cronlock run` answers
 // there; else they start an embedded server of their own on store_dir. The
 // last works only while no `cronlock run` uses that store: cronlock locks the
 // store directory, and the command fails with a message suggesting
-// nats.embedded.listen.
+// nats.embedded.listen. next reads which jobs are suspended from nats.url or
+// nats.embedded.listen only, never starting a server; when NATS does not
+// answer it warns and prints the times anyway.
+//
+// # Suspending jobs
+//
+// suspend records the suspension in the shared history in NATS, labelled
+// "<user>@<host> (cronlock suspend)": within a second every replica stops
+// starting the job's ticks and records them as skipped (reason suspended);
+// a run in progress is not stopped. resume lifts it; the skipped ticks are
+// not caught up. A job with suspended: true in the configuration is
+// suspended whatever the shared state says. status marks a suspended job
+// "(suspended)" and says since when and by whom; next ends its lines with
+// "(suspended)".
 //
 // # Output formats
 //
 // next prints one RFC 3339 time a line for JOB, or "JOB TIME" lines for every
 // job, in each job's time zone. locks --json prints an array of
-// {"key","owner","token","acquired_at","expires_at","expires_in_seconds"};
-// status --json an array of {"job","runs":[...]} with each run's "tick",
-// "manual", "owner", "token", "attempts", "start", "end",
-// "duration_seconds", "status" and "error", newest first.
+// {"key","owner","token","acquired_at","expires_at","expires_in_seconds"}.
+//
+// status prints a table of runs; under each failed run (every run with -v)
+// the tail of its output, each line indented with "    | "; missed and
+// skipped entries show their reason (overlap, no_replica, outage,
+// suspended) and how many ticks they stand for. status --json prints an
+// array of {"job","suspended","suspended_at","suspended_by","runs":[...]}
+// ("suspended" is true when the shared state or the configuration suspends
+// the job; "suspended_at" and "suspended_by" only for a suspension by
+// cronlock suspend) with each run's "tick", "manual", "owner", "token",
+// "attempts", "start", "end", "duration_seconds", "status", "reason",
+// "ticks", "error", "exit_code" and "output", newest first. A running run
+// leaves out what it does not have yet: "attempts", "end",
+// "duration_seconds", "error", "exit_code" and "output". "exit_code" is
+// null for an entry that had no process (missed, skipped, a command that
+// never started); "reason" and "ticks" appear on missed and skipped
+// entries only.
+//
+// replicas prints a table of the replicas announced in NATS; replicas
+// --json an array of {"id","host","pid","version","started","running",
+// "clock_offset_seconds","seen"}, "running" being the jobs it runs now and
+// "clock_offset_seconds" (the NATS server's clock minus the replica's)
+// null until the replica has an estimate. A replica that stops leaves the
+// list at once, one that dies within its announcement's TTL (6 s).
 //
 // The NATS permissions cronlock needs are in internal/app/PERMISSIONS.md.
 //

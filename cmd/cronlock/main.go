@@ -48,6 +48,9 @@ var commands = []command{
 	{"status", "show each job's last runs from the shared history", (*cli).status},
 	{"trigger", "run one job once now, under its lock, in this process", (*cli).trigger},
 	{"unlock", "force-release a job's lock", (*cli).unlock},
+	{"suspend", "stop every replica from starting a job's ticks", (*cli).suspend},
+	{"resume", "let replicas start a suspended job's ticks again", (*cli).resume},
+	{"replicas", "list the running replicas", (*cli).replicas},
 	{"import", "convert a crontab into a configuration file", (*cli).importCrontab},
 	{"version", "print the version", (*cli).version},
 }

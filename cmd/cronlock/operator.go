@@ -14,7 +14,7 @@ import (
 )
 
 // queryTimeout bounds the operator commands that only read or write NATS
-// (locks, status, unlock).
+// (locks, status, unlock, suspend, resume, replicas).
 const queryTimeout = 30 * time.Second
 
 // operatorContext is cancelled by SIGINT or SIGTERM, and after timeout when
@@ -54,6 +54,11 @@ func (c *cli) query(ctx context.Context, fs *flagSet) (context.Context, *app.Cli
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	return c.queryConfig(ctx, cfg)
+}
+
+// queryConfig is query with the configuration already loaded.
+func (c *cli) queryConfig(ctx context.Context, cfg *config.Config) (context.Context, *app.Client, func(), error) {
 	ctx, cancel := operatorContext(ctx, queryTimeout)
 	cl, err := c.dial(ctx, cfg, false)
 	if err != nil {

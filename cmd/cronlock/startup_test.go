@@ -166,7 +166,8 @@ func TestOperatorCommandsFailFastWithoutNATS(t *testing.T) {
 	port := reservePort(t)
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "cronlock.yaml", lateNATSConfig(port, filepath.Join(dir, "runs")))
-	for _, args := range [][]string{{"status"}, {"locks"}, {"trigger", "late"}, {"unlock", "--force", "late"}} {
+	for _, args := range [][]string{{"status"}, {"locks"}, {"trigger", "late"}, {"unlock", "--force", "late"},
+		{"suspend", "late"}, {"resume", "late"}, {"replicas"}} {
 		cmd := exec.Command(binary(t), append([]string{args[0], "-c", cfg}, args[1:]...)...)
 		cmd.Dir = dir
 		start := time.Now()

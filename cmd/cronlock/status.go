@@ -1,53 +1,95 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
+	"github.com/cronlock/cronlock/internal/app"
 	"github.com/cronlock/cronlock/scheduler"
 )
 
 const statusUsage = `
-Usage: cronlock status [-c FILE] [-n N] [--json]
+Usage: cronlock status [-c FILE] [-n N] [-v] [--json]
 
 Shows each job's last runs, newest first, from the history shared by all
 replicas: tick (or start time of a manual run), owner, status, duration and
-error. Statuses: running, succeeded, failed, timeout, lost (the lease was
-lost), cancelled (shutdown), missed (ticks no replica ran), abandoned (the
-replica died mid-run).
+error, and under each failed run the tail of its output (under every run
+with -v). Statuses: running, succeeded, failed, timeout, lost (the lease was
+lost), cancelled (shutdown), interrupted (rerun follows), abandoned (the
+replica died mid-run), missed and skipped (ticks not run, with the reason:
+overlap, no_replica, outage or suspended, and how many ticks). A suspended
+job (cronlock suspend, or suspended: true in the configuration) is marked
+"(suspended)".
 
 Flags:
   -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)
   -n N                runs per job (default 5; 0: all kept, see history.size)
-  --json              print a JSON array of {"job", "runs": [{"tick","manual","owner",
-                      "token","attempts","start","end","duration_seconds","status","error"}]}
+  -v                  show the output of every run, not only of failed ones
+  --json              print a JSON array of {"job", "suspended", "suspended_at", "suspended_by",
+                      "runs": [{"tick","manual","owner","token","attempts","start","end",
+                      "duration_seconds","status","reason","ticks","error","exit_code","output"}]};
+                      a running run has no attempts, end, duration_seconds, error, exit_code
+                      or output yet; exit_code is null for a run that had no process
 `
 
 // statusJSON is one element of `status --json`: a public format.
 type statusJSON struct {
-	Job  string    `json:"job"`
-	Runs []runJSON `json:"runs"`
+	Job       string `json:"job"`
+	Suspended bool   `json:"suspended"`
+	// SuspendedAt and SuspendedBy describe a suspension through the shared
+	// state (cronlock suspend); a job suspended only by its configuration
+	// has neither.
+	SuspendedAt time.Time `json:"suspended_at,omitzero"`
+	SuspendedBy string    `json:"suspended_by,omitempty"`
+	Runs        []runJSON `json:"runs"`
 }
 
+// runJSON is one run of `status --json`. The pointer fields are left out
+// for a running run, which does not have them yet.
 type runJSON struct {
 	Tick            time.Time `json:"tick"`
 	Manual          bool      `json:"manual"`
 	Owner           string    `json:"owner"`
 	Token           uint64    `json:"token"`
-	Attempts        int       `json:"attempts"`
+	Attempts        *int      `json:"attempts,omitempty"`
 	Start           time.Time `json:"start,omitzero"`
 	End             time.Time `json:"end,omitzero"`
-	DurationSeconds float64   `json:"duration_seconds"`
+	DurationSeconds *float64  `json:"duration_seconds,omitempty"`
 	Status          string    `json:"status"`
-	Error           string    `json:"error"`
+	Reason          string    `json:"reason,omitempty"`
+	Ticks           int       `json:"ticks,omitempty"`
+	Error           *string   `json:"error,omitempty"`
+	ExitCode        exitCode  `json:"exit_code,omitzero"`
+	Output          *string   `json:"output,omitempty"`
+}
+
+// exitCode is the "exit_code" of a run: left out while it runs (the zero
+// value), null when it ended without a process, else the number.
+type exitCode struct {
+	ended bool
+	code  *int
+}
+
+func (e exitCode) IsZero() bool { return !e.ended }
+
+func (e exitCode) MarshalJSON() ([]byte, error) {
+	if e.code == nil {
+		return []byte("null"), nil
+	}
+	return fmt.Appendf(nil, "%d", *e.code), nil
 }
 
 func (c *cli) status(ctx context.Context, args []string) error {
 	fs := c.newFlags("status", statusUsage, true)
 	asJSON := fs.Bool("json", false, "JSON output")
 	n := fs.Int("n", 5, "runs per job")
+	verbose := fs.Bool("v", false, "show the output of every run")
 	if err := fs.parse(args, 0); err != nil {
 		return err
 	}
@@ -64,49 +106,160 @@ func (c *cli) status(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		out := make([]statusJSON, 0, len(hist))
-		for _, h := range hist {
-			s := statusJSON{Job: h.Job.Name, Runs: make([]runJSON, 0, len(h.Runs))}
-			for _, r := range h.Runs {
-				s.Runs = append(s.Runs, toRunJSON(r))
-			}
-			out = append(out, s)
-		}
-		return writeJSON(c, out)
+		return writeJSON(c, toStatusJSON(hist))
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tTICK\tOWNER\tSTATUS\tDURATION\tERROR")
+	return writeStatus(c.stdout, hist, *verbose)
+}
+
+func toStatusJSON(hist []app.JobHistory) []statusJSON {
+	out := make([]statusJSON, 0, len(hist))
 	for _, h := range hist {
-		if len(h.Runs) == 0 {
-			fmt.Fprintf(tw, "%s\t-\t-\tnever run\t-\t\n", h.Job.Name)
+		s := statusJSON{Job: h.Job.Name, Suspended: h.IsSuspended(), Runs: make([]runJSON, 0, len(h.Runs))}
+		if h.Suspended != nil {
+			s.SuspendedAt, s.SuspendedBy = h.Suspended.At.UTC(), h.Suspended.By
 		}
 		for _, r := range h.Runs {
-			tick := r.Tick.UTC().Format(time.RFC3339)
-			if r.Manual {
-				tick += " (manual)"
-			}
-			dur := "-"
-			if d := r.Duration(); d > 0 {
-				dur = d.Round(time.Millisecond).String()
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.Job.Name, tick, dash(r.Owner), r.Status, dur, r.Error)
+			s.Runs = append(s.Runs, toRunJSON(r))
 		}
+		out = append(out, s)
 	}
-	return tw.Flush()
+	return out
 }
 
 func toRunJSON(r scheduler.Run) runJSON {
 	out := runJSON{
-		Tick: r.Tick.UTC(), Manual: r.Manual, Owner: r.Owner, Token: r.Token, Attempts: r.Attempts,
-		DurationSeconds: roundSeconds(r.Duration()), Status: r.Status, Error: r.Error,
+		Tick: r.Tick.UTC(), Manual: r.Manual, Owner: r.Owner, Token: r.Token,
+		Status: r.Status, Reason: r.Reason, Ticks: r.Ticks,
 	}
 	if !r.Start.IsZero() {
 		out.Start = r.Start.UTC()
 	}
+	if !r.Finished() {
+		return out
+	}
+	dur := roundSeconds(r.Duration())
+	out.Attempts, out.DurationSeconds = &r.Attempts, &dur
+	out.Error, out.Output = &r.Error, &r.Output
+	out.ExitCode = exitCode{ended: true, code: r.ExitCode}
 	if !r.End.IsZero() {
 		out.End = r.End.UTC()
 	}
 	return out
+}
+
+// writeStatus prints the runs as a table, each failed run (each run with
+// verbose) followed by its output, indented, and then a line for each
+// suspended job.
+func writeStatus(w io.Writer, hist []app.JobHistory, verbose bool) error {
+	var rows bytes.Buffer
+	tw := tabwriter.NewWriter(&rows, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tTICK\tOWNER\tSTATUS\tDURATION\tERROR")
+	var outputs []string // per table row after the header: the output to print under it
+	for _, h := range hist {
+		name := h.Job.Name
+		if h.IsSuspended() {
+			name += " (suspended)"
+		}
+		if len(h.Runs) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t-\tnever run\t-\t\n", name)
+			outputs = append(outputs, "")
+		}
+		for _, r := range h.Runs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, runTick(r), dash(r.Owner), runStatus(r),
+				runDuration(r), oneLine(r.Error))
+			out := ""
+			if verbose || r.Failed() {
+				out = r.Output
+			}
+			outputs = append(outputs, out)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(rows.String(), "\n"), "\n")
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(lines[0], " \n") + "\n")
+	for i, line := range lines[1:] {
+		b.WriteString(strings.TrimRight(line, " \n") + "\n")
+		if i < len(outputs) {
+			writeOutput(&b, outputs[i])
+		}
+	}
+	writeSuspensions(&b, hist)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// outputIndent sets a run's output apart from the table rows.
+const outputIndent = "    | "
+
+func writeOutput(b *strings.Builder, out string) {
+	out = strings.TrimRight(out, "\n")
+	if out == "" {
+		return
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		b.WriteString(outputIndent + strings.Map(inert, line) + "\n")
+	}
+}
+
+// inert replaces the control characters of a job's output, but tab, with
+// U+FFFD: the output is the job's, and escape sequences in it must not
+// act on the operator's terminal.
+func inert(r rune) rune {
+	if r != '\t' && unicode.IsControl(r) {
+		return unicode.ReplacementChar
+	}
+	return r
+}
+
+func writeSuspensions(b *strings.Builder, hist []app.JobHistory) {
+	for _, h := range hist {
+		switch {
+		case h.Suspended != nil:
+			fmt.Fprintf(b, "\n%s is suspended since %s by %s: 'cronlock resume %s' resumes it",
+				h.Job.Name, h.Suspended.At.UTC().Format(time.RFC3339), dash(h.Suspended.By), h.Job.Name)
+			if h.ConfigSuspended {
+				b.WriteString(" (the configuration suspends it too)")
+			}
+			b.WriteString("\n")
+		case h.IsSuspended():
+			fmt.Fprintf(b, "\n%s is suspended by its configuration (suspended: true)\n", h.Job.Name)
+		}
+	}
+}
+
+func runTick(r scheduler.Run) string {
+	tick := r.Tick.UTC().Format(time.RFC3339)
+	if r.Manual {
+		tick += " (manual)"
+	}
+	return tick
+}
+
+// runStatus is the status, with the reason and tick count of a missed or
+// skipped entry.
+func runStatus(r scheduler.Run) string {
+	if r.Reason == "" {
+		return r.Status
+	}
+	if r.Ticks > 1 {
+		return fmt.Sprintf("%s (%s, %d ticks)", r.Status, r.Reason, r.Ticks)
+	}
+	return fmt.Sprintf("%s (%s)", r.Status, r.Reason)
+}
+
+func runDuration(r scheduler.Run) string {
+	if d := r.Duration(); d > 0 {
+		return d.Round(time.Millisecond).String()
+	}
+	return "-"
+}
+
+// oneLine keeps a table row on one line, and inert.
+func oneLine(s string) string {
+	return strings.Map(inert, strings.Join(strings.Fields(s), " "))
 }
 
 func dash(s string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -12,7 +13,8 @@ import (
 	"github.com/cronlock/cronlock/scheduler"
 )
 
-// Client serves the operator commands (locks, status, trigger, unlock): a
+// Client serves the operator commands (locks, status, trigger, unlock,
+// suspend, resume, replicas): a
 // connection reached as Dial describes and the Locker on the lock bucket.
 type Client struct {
 	cfg    *config.Config
@@ -52,14 +54,28 @@ func (c *Client) Locks(ctx context.Context) ([]lock.Holder, error) {
 	return c.locker.List(ctx)
 }
 
-// JobHistory is a job's recent runs, newest first.
+// JobHistory is a job's recent runs, newest first, and its suspension.
 type JobHistory struct {
 	Job  config.Job
 	Runs []scheduler.Run
+	// Suspended is the job's suspension in the shared state (cronlock
+	// suspend), nil when it has none. A job can also be suspended by its
+	// configuration; see JobHistory.IsSuspended.
+	Suspended *scheduler.Suspension
+	// ConfigSuspended: the configuration suspends the job (suspended: true),
+	// whatever the shared state says.
+	ConfigSuspended bool
+}
+
+// IsSuspended reports whether no replica starts the job's ticks: the
+// shared state or the configuration suspends it.
+func (h JobHistory) IsSuspended() bool {
+	return h.Suspended != nil || h.ConfigSuspended
 }
 
 // History returns up to n recent runs (all kept ones if n <= 0) of every job
-// of the configuration, in file order, from the shared history bucket.
+// of the configuration, in file order, from the shared history bucket, each
+// finished run with the output tail kept for it.
 func (c *Client) History(ctx context.Context, n int) ([]JobHistory, error) {
 	h, err := c.history(ctx)
 	if err != nil {
@@ -67,16 +83,36 @@ func (c *Client) History(ctx context.Context, n int) ([]JobHistory, error) {
 	}
 	out := make([]JobHistory, 0, len(c.cfg.Jobs))
 	for _, cj := range c.cfg.Jobs {
-		runs, err := h.Runs(ctx, cj.Name)
+		st, err := h.State(ctx, cj.Name)
 		if err != nil {
 			return nil, err
 		}
+		runs := st.Runs
 		if n > 0 && len(runs) > n {
 			runs = runs[:n]
 		}
-		out = append(out, JobHistory{Job: cj, Runs: runs})
+		if err := withOutput(ctx, h, runs); err != nil {
+			return nil, err
+		}
+		out = append(out, JobHistory{Job: cj, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj)})
 	}
 	return out, nil
+}
+
+// withOutput fills in the output of the runs that had a process and ended;
+// the others (running, missed, skipped) have none stored.
+func withOutput(ctx context.Context, h *scheduler.History, runs []scheduler.Run) error {
+	for i, r := range runs {
+		if !r.Finished() || r.Start.IsZero() {
+			continue
+		}
+		out, err := h.Output(ctx, r)
+		if err != nil {
+			return fmt.Errorf("output of %q run %d: %w", r.Job, r.ID, err)
+		}
+		runs[i].Output = out
+	}
+	return nil
 }
 
 // history opens the shared run history (creating its bucket when missing).
@@ -130,4 +166,82 @@ func (c *Client) Unlock(ctx context.Context, key string) (lock.Holder, error) {
 		return lock.Holder{}, err
 	}
 	return h, nil
+}
+
+// Suspend suspends the job for every replica through the shared state:
+// they start none of its ticks from within a second on, and a run in
+// progress goes on. by labels who did it. Errors match ErrNoJob for a job
+// the configuration does not define.
+func (c *Client) Suspend(ctx context.Context, name, by string) error {
+	if _, err := FindJob(c.cfg, name); err != nil {
+		return err
+	}
+	h, err := c.history(ctx)
+	if err != nil {
+		return err
+	}
+	return h.Suspend(ctx, name, by, time.Now())
+}
+
+// Resume lifts the job's suspension in the shared state (a configuration
+// that suspends the job still does). Errors match ErrNoJob for a job the
+// configuration does not define.
+func (c *Client) Resume(ctx context.Context, name string) error {
+	if _, err := FindJob(c.cfg, name); err != nil {
+		return err
+	}
+	h, err := c.history(ctx)
+	if err != nil {
+		return err
+	}
+	return h.Resume(ctx, name)
+}
+
+// Replicas returns the live replicas as they announce themselves, sorted by
+// id.
+func (c *Client) Replicas(ctx context.Context) ([]scheduler.Replica, error) {
+	return scheduler.ListReplicas(ctx, c.conn.JS, scheduler.DefaultReplicaBucket)
+}
+
+// ConfigSuspended reports whether the configuration suspends the job
+// (suspended: true), whatever the shared state says.
+func ConfigSuspended(cj config.Job) bool { return cj.Suspended }
+
+// ErrNoServer is returned by DialRunning when the configuration names no
+// NATS server to connect to.
+var ErrNoServer = errors.New("no NATS server configured: nats.url and nats.embedded.listen are empty")
+
+// DialRunning is Dial for a command that only looks: it connects to
+// nats.url, else to the embedded server of a `cronlock run` at
+// nats.embedded.listen, but never starts an embedded server of its own
+// (which would create or lock the store). Without either it returns
+// ErrNoServer.
+func DialRunning(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*Client, error) {
+	if cfg.NATS.URL == "" {
+		if cfg.NATS.Embedded.Listen == "" {
+			return nil, ErrNoServer
+		}
+		local := *cfg
+		local.NATS.URL = "nats://" + connectAddr(cfg.NATS.Embedded.Listen)
+		cfg = &local
+	}
+	return Dial(ctx, cfg, log)
+}
+
+// Suspensions returns whether each job of the configuration is suspended,
+// by the shared state or by the configuration, by name.
+func (c *Client) Suspensions(ctx context.Context) (map[string]bool, error) {
+	h, err := c.history(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(c.cfg.Jobs))
+	for _, cj := range c.cfg.Jobs {
+		st, err := h.State(ctx, cj.Name)
+		if err != nil {
+			return nil, err
+		}
+		out[cj.Name] = st.Suspended != nil || ConfigSuspended(cj)
+	}
+	return out, nil
 }

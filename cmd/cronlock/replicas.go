@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+var replicasUsage = fmt.Sprintf(`
+Usage: cronlock replicas [-c FILE] [--json]
+
+Lists the replicas (cronlock run) that announce themselves in NATS: owner
+id, host, pid, version, start time, the jobs each runs now, and its clock
+offset (the NATS server's clock minus its own) once it has an estimate.
+Announcements carry a TTL (%v) and are refreshed every %v: a replica that
+stops disappears at once, one that dies within the TTL.
+
+Flags:
+  -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)
+  --json              print a JSON array of {"id","host","pid","version","started",
+                      "running","clock_offset_seconds","seen"}; clock_offset_seconds is
+                      null before the replica's first estimate
+`, scheduler.ReplicaTTL, scheduler.ReplicaTTL/3)
+
+// replicaJSON is one element of `replicas --json`: a public format.
+type replicaJSON struct {
+	ID                 string    `json:"id"`
+	Host               string    `json:"host"`
+	PID                int       `json:"pid"`
+	Version            string    `json:"version"`
+	Started            time.Time `json:"started"`
+	Running            []string  `json:"running"`
+	ClockOffsetSeconds *float64  `json:"clock_offset_seconds"`
+	Seen               time.Time `json:"seen"`
+}
+
+func (c *cli) replicas(ctx context.Context, args []string) error {
+	fs := c.newFlags("replicas", replicasUsage, true)
+	asJSON := fs.Bool("json", false, "JSON output")
+	if err := fs.parse(args, 0); err != nil {
+		return err
+	}
+	ctx, cl, done, err := c.query(ctx, fs)
+	if err != nil {
+		return err
+	}
+	defer done()
+	reps, err := cl.Replicas(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := make([]replicaJSON, 0, len(reps))
+		for _, r := range reps {
+			out = append(out, toReplicaJSON(r))
+		}
+		return writeJSON(c, out)
+	}
+	if len(reps) == 0 {
+		fmt.Fprintln(c.stdout, "no replica is running")
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tHOST\tPID\tVERSION\tSTARTED\tCLOCK OFFSET\tRUNNING")
+	for _, r := range reps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, dash(r.Host), pidString(r.PID), dash(r.Version),
+			r.Started.UTC().Format(time.RFC3339), clockOffset(r.ClockOffsetSeconds), dash(strings.Join(r.Running, ",")))
+	}
+	return tw.Flush()
+}
+
+func toReplicaJSON(r scheduler.Replica) replicaJSON {
+	running := r.Running
+	if running == nil {
+		running = []string{}
+	}
+	out := replicaJSON{ID: r.ID, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started.UTC(),
+		Running: running, Seen: r.Seen.UTC()}
+	if r.ClockOffsetSeconds != nil {
+		sec := roundSeconds(time.Duration(*r.ClockOffsetSeconds * float64(time.Second)))
+		out.ClockOffsetSeconds = &sec
+	}
+	return out
+}
+
+func pidString(pid int) string {
+	if pid == 0 {
+		return "-"
+	}
+	return strconv.Itoa(pid)
+}
+
+func clockOffset(sec *float64) string {
+	if sec == nil {
+		return "-"
+	}
+	return time.Duration(*sec * float64(time.Second)).Round(time.Millisecond).String()
+}

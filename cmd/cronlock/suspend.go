@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+
+	"github.com/cronlock/cronlock/internal/config"
+)
+
+const suspendUsage = `
+Usage: cronlock suspend [-c FILE] JOB
+
+Suspends JOB for every replica: the suspension lives in NATS, so within a
+second no replica starts its ticks any more; they are recorded as skipped
+(reason suspended) and not caught up after 'cronlock resume'. A run in
+progress is not stopped. Suspending a suspended job changes nothing.
+A job with suspended: true in the configuration stays suspended whatever
+suspend and resume do.
+
+Flags (before JOB):
+  -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)
+`
+
+// suspendedBy labels a suspension in the shared state: "<user>@<host>
+// (cronlock suspend)", so that status tells who to ask.
+func suspendedBy() string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return fmt.Sprintf("%s@%s (cronlock suspend)", name, host)
+}
+
+func (c *cli) suspend(ctx context.Context, args []string) error {
+	fs := c.newFlags("suspend", suspendUsage, true)
+	name, cfg, err := parseJobArg(fs, args)
+	if err != nil {
+		return err
+	}
+	ctx, cl, done, err := c.queryConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := cl.Suspend(ctx, name, suspendedBy()); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "suspended %q: no replica starts its ticks any more; a run in progress goes on\n", name)
+	return nil
+}
+
+// parseJobArg parses the flags and the single JOB argument of suspend and
+// resume, and checks that the configuration defines JOB (a usage error,
+// exit 2, as for trigger).
+func parseJobArg(fs *flagSet, args []string) (string, *config.Config, error) {
+	if err := fs.parse(args, 1); err != nil {
+		return "", nil, err
+	}
+	if fs.NArg() != 1 {
+		return "", nil, usagef("missing JOB")
+	}
+	cfg, err := fs.load()
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := jobNamed(cfg, fs.Arg(0)); err != nil {
+		return "", nil, err
+	}
+	return fs.Arg(0), cfg, nil
+}
