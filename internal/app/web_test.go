@@ -103,6 +103,7 @@ func TestStatusPageEndToEnd(t *testing.T) {
 	t.Run("actions need the token", func(t *testing.T) { env.testActions(t, br.For(t)) })
 	t.Run("suspend stops the job on all replicas", func(t *testing.T) { env.testSuspend(t, br.For(t)) })
 	t.Run("trigger answers at once and refuses a running job", env.testTriggerBusy)
+	t.Run("screenshot", func(t *testing.T) { env.testScreenshot(t, br.For(t)) })
 }
 
 // state reads a job's shared state.
@@ -171,11 +172,28 @@ func (e *webEnv) testListsJobs(t *testing.T, b *webtest.Browser) {
 		}
 	}
 	noPageProblems(t, b)
-	if os.Getenv("CRONLOCK_UPDATE_SCREENSHOT") == "1" {
-		// Let both replicas show a clock offset before the picture.
-		b.WaitTrue(`[...document.querySelectorAll('#replicas .offset')].every(c => c.textContent.endsWith('s'))`, pageWait)
-		writeScreenshot(t, b.Screenshot())
+}
+
+// testScreenshot writes docs/status-page.png when
+// CRONLOCK_UPDATE_SCREENSHOT=1: replica-a's page with every job run once,
+// one suspended and one running.
+func (e *webEnv) testScreenshot(t *testing.T, b *webtest.Browser) {
+	if os.Getenv("CRONLOCK_UPDATE_SCREENSHOT") != "1" {
+		t.Skip("set CRONLOCK_UPDATE_SCREENSHOT=1 to write docs/status-page.png")
 	}
+	for _, p := range []string{"/api/jobs/report/suspend", "/api/jobs/slow/trigger"} {
+		if code, body := post(t, e.a+p, webToken); code != http.StatusOK {
+			t.Fatalf("POST %s: %d %s", p, code, body)
+		}
+	}
+	defer post(t, e.a+"/api/jobs/report/resume", webToken)
+	b.Navigate(e.a + "/")
+	typeToken(b, "")
+	b.WaitText(`#jobs tr[data-job="slow"] .lock`, "replica-a token", pageWait)
+	b.WaitText(`#jobs tr[data-job="report"] .suspended`, "suspended", pageWait)
+	b.WaitText(`#replicas tr[data-owner="replica-a"] .running`, "slow", pageWait)
+	b.WaitTrue(`[...document.querySelectorAll('#replicas .offset')].every(c => c.textContent.endsWith('s'))`, pageWait)
+	writeScreenshot(t, b.Screenshot())
 }
 
 // writeScreenshot stores the page's screenshot as docs/status-page.png.
