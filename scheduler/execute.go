@@ -180,7 +180,7 @@ func (s *Scheduler) attempts(ctx context.Context, e *entry, run *Run, lease Leas
 			return err
 		}
 		if try <= j.Retries {
-			s.log.Warn().Str("job", j.Name).Time("tick", run.Tick).Int("attempt", run.Attempts).Err(err).Dur("backoff", j.RetryBackoff).Msg("attempt failed; retrying")
+			s.log.Warn().Str("job", j.Name).Time("tick", run.Tick).Int("attempt", run.Attempts).Err(err).Float64("backoff_seconds", j.RetryBackoff.Seconds()).Msg("attempt failed; retrying")
 			t := s.clock.NewTimer(j.RetryBackoff)
 			select {
 			case <-t.Chan():

@@ -208,7 +208,7 @@ func (s *Scheduler) shutdown() {
 	select {
 	case <-done:
 	case <-grace.Chan():
-		s.log.Warn().Dur("grace", s.opts.ShutdownGrace).Msg("shutdown grace over: cancelling running jobs")
+		s.log.Warn().Float64("grace_seconds", s.opts.ShutdownGrace.Seconds()).Msg("shutdown grace over: cancelling running jobs")
 		s.hardCancel()
 		<-done
 	}

@@ -17,11 +17,6 @@ import (
 // kills it at the local safe deadline cronlock sent it after the last
 // confirmed renewal, with no help from the frozen cronlock. Then it thaws
 // cronlock and checks that SIGTERM still stops it.
-//
-// NOTE: this needs the scheduler to attach job.WithLeaseDeadline to each
-// run's context (done on main by the lead, in parallel with this branch).
-// On branch h-proc nothing sets the deadline yet, so this test fails there:
-// the job lives until cronlock is thawed.
 func TestFrozenRunnerJobStops(t *testing.T) {
 	t.Parallel()
 	const lease = 3 * time.Second

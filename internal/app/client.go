@@ -112,7 +112,7 @@ func (c *Client) Trigger(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Add(Job(cj, JobOptions{Lease: c.cfg.Lock.Lease.Duration()}, c.log)); err != nil {
+	if err := s.Add(Job(cj, JobOptionsFor(c.cfg), c.log)); err != nil {
 		return err
 	}
 	return s.Trigger(ctx, name)

@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/internal/notify"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -49,9 +50,12 @@ type Daemon struct {
 	sched   *scheduler.Scheduler // set by openScheduler, under mu
 	reg     *prometheus.Registry
 	reloads *reloadMetrics
-	httpLn  net.Listener           // nil when http.listen is empty
-	web     *webSource             // the status page's source
-	stage   atomic.Pointer[string] // why the daemon is not ready while it starts
+	// notifier sends the notifications of the results this replica
+	// records (scheduler.Options.OnResult).
+	notifier *notify.Notifier
+	httpLn   net.Listener           // nil when http.listen is empty
+	web      *webSource             // the status page's source
+	stage    atomic.Pointer[string] // why the daemon is not ready while it starts
 
 	schedCtx    context.Context // cancelled when the scheduler must stop
 	schedCancel context.CancelFunc
@@ -105,6 +109,14 @@ func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daem
 // prepare acquires what NewDaemon does; close releases it.
 func (d *Daemon) prepare() error {
 	if err := d.registerMetrics(); err != nil {
+		return err
+	}
+	n, err := notify.New(notify.Options{Logger: d.log.With().Str("component", "notify").Logger(), Registerer: d.reg})
+	if err != nil {
+		return err
+	}
+	d.notifier = n
+	if err := n.SetTargets(d.cfg.NotifyTargets()); err != nil {
 		return err
 	}
 	if d.cfg.NATS.URL == "" {
@@ -190,7 +202,7 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 			return err
 		}
 		d.setStage(stageOpening + ": " + err.Error())
-		d.log.Warn().Err(err).Dur("retry_in", wait).Msg("NATS JetStream not answering yet; retrying")
+		d.log.Warn().Err(err).Float64("retry_in_seconds", wait.Seconds()).Msg("NATS JetStream not answering yet; retrying")
 		select {
 		case <-ctx.Done():
 			return err
@@ -213,7 +225,9 @@ func (d *Daemon) openScheduler(ctx context.Context) error {
 	}
 	// scheduler.New registers its metrics last: a failed New leaves the
 	// registry as it was.
-	sched, err := scheduler.New(ctx, d.conn.Load().JS, locker, SchedulerOptions(cfg, d.log, d.reg))
+	opts := SchedulerOptions(cfg, d.log, d.reg)
+	opts.OnResult = func(r scheduler.Run) { d.notifier.Notify(r, r.Previous) }
+	sched, err := scheduler.New(ctx, d.conn.Load().JS, locker, opts)
 	if err != nil {
 		locker.Close()
 		return err
@@ -221,7 +235,7 @@ func (d *Daemon) openScheduler(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, cj := range d.cfg.Jobs {
-		if err := sched.Add(Job(cj, JobOptions{Lease: cfg.Lock.Lease.Duration()}, d.log)); err != nil {
+		if err := sched.Add(Job(cj, JobOptionsFor(cfg), d.log)); err != nil {
 			locker.Close() // not transient: start-up ends, so the registered metrics do not matter
 			return fmt.Errorf("%s:%d: job %q: %w", cfg.Path, cj.Line, cj.Name, err)
 		}
@@ -268,13 +282,14 @@ func SchedulerOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Reg
 		ShutdownGrace:  cfg.ShutdownGrace.Duration(),
 		// shutdown_grace: 0s means "do not wait" (the scheduler reads a
 		// zero ShutdownGrace as its default).
-		ShutdownNow:     cfg.ShutdownGrace.Duration() == 0,
-		Registerer:      reg,
-		HistorySize:     cfg.History.Size,
-		HistoryBucket:   cfg.History.Bucket,
-		HistoryReplicas: cfg.Lock.Replicas,
-		ReplicaID:       cfg.Lock.Owner,
-		Version:         Version(),
+		ShutdownNow:       cfg.ShutdownGrace.Duration() == 0,
+		MaxConcurrentRuns: cfg.MaxConcurrentRuns,
+		Registerer:        reg,
+		HistorySize:       cfg.History.Size,
+		HistoryBucket:     cfg.History.Bucket,
+		HistoryReplicas:   cfg.Lock.Replicas,
+		ReplicaID:         cfg.Lock.Owner,
+		Version:           Version(),
 	}
 }
 
@@ -426,6 +441,12 @@ func (d *Daemon) close() {
 	d.web.triggers.Wait() // manual runs from the page, ended with the scheduler
 	if d.locker != nil {
 		d.locker.Close()
+	}
+	if d.notifier != nil {
+		// The scheduler has stopped: deliver what it queued, briefly.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		d.notifier.Close(ctx)
+		cancel()
 	}
 	if c := d.conn.Load(); c != nil {
 		c.Close()

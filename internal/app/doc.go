@@ -23,4 +23,12 @@
 //
 // PERMISSIONS.md in this directory lists the NATS permissions a cronlock user
 // needs.
+//
+// # What it owns and must not know
+//
+// It owns lifecycles: connection, buckets, daemon, reload, HTTP, the
+// notifier, operator sessions (Client). It must not know how locks, claims or
+// histories are stored (it calls lock and scheduler), nor how a command
+// process is supervised (internal/proc); cmd/cronlock stays a thin layer of
+// flags and output above it.
 package app

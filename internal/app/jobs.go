@@ -25,6 +25,19 @@ const (
 	EnvAttempt = "CRONLOCK_ATTEMPT" // 1 for the first try of a tick, 2 for the first retry, ...
 )
 
+// JobOptionsFor are the JobOptions that cfg describes.
+func JobOptionsFor(cfg *config.Config) JobOptions {
+	return JobOptions{Lease: cfg.Lock.Lease.Duration(), OutputTail: cfg.History.OutputTail}
+}
+
+// interruptPolicy maps the config's on_interrupt (validated) to the job's.
+func interruptPolicy(s string) job.Interrupt {
+	if s == "rerun" {
+		return job.InterruptRerun
+	}
+	return job.InterruptSkip
+}
+
 // JobOptions are the settings of Job that do not come from the job's own
 // configuration.
 type JobOptions struct {
@@ -70,6 +83,9 @@ func Job(cj config.Job, opts JobOptions, log zerolog.Logger) job.Job {
 		Retries:          cj.Retries,
 		RetryBackoff:     cj.RetryBackoff.Duration(),
 		StartingDeadline: cj.StartingDeadline.Duration(),
+		OnInterrupt:      interruptPolicy(cj.OnInterrupt),
+		Jitter:           cj.Jitter.Duration(),
+		Suspended:        cj.Suspended,
 		Run: func(ctx context.Context) error {
 			info, _ := job.FromContext(ctx)
 			c := cmd

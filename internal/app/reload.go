@@ -35,75 +35,42 @@ func (d *Daemon) Reload() error {
 		log.Warn().Strs("sections", changed).Msg("reload: these settings changed and take effect only after a restart")
 	}
 	if d.sched == nil {
-		d.adoptJobs(next.Jobs, log)
+		d.adoptJobs(next, log)
 		return nil
 	}
 
-	old := make(map[string]config.Job, len(d.cfg.Jobs))
-	for _, j := range d.cfg.Jobs {
-		old[j.Name] = j
-	}
-	var added, removed, changed []string
-	var errs []error
-	inEffect := make([]config.Job, 0, len(next.Jobs))
-	for _, j := range next.Jobs {
-		o, ok := old[j.Name]
-		delete(old, j.Name)
-		switch {
-		case !ok:
-			if err := d.sched.Add(Job(j, JobOptions{Lease: d.cfg.Lock.Lease.Duration()}, d.log)); err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: add job %q: %w", path, j.Line, j.Name, err))
-				continue
-			}
-			added = append(added, j.Name)
-		case !sameJob(o, j):
-			if err := d.sched.Remove(j.Name); err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
-				inEffect = append(inEffect, o)
-				continue
-			}
-			if err := d.sched.Add(Job(j, JobOptions{Lease: d.cfg.Lock.Lease.Duration()}, d.log)); err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
-				continue
-			}
-			changed = append(changed, j.Name)
-		}
-		inEffect = append(inEffect, j)
-	}
-	for name, o := range old {
-		if err := d.sched.Remove(name); err != nil {
-			errs = append(errs, fmt.Errorf("remove job %q: %w", name, err))
-			inEffect = append(inEffect, o)
-			continue
-		}
-		removed = append(removed, name)
-	}
-	slices.Sort(removed)
+	c := d.applyJobs(next)
 	cfg := *d.cfg
-	cfg.Jobs = inEffect
+	cfg.Jobs = c.inEffect
+	cfg.Notify = next.Notify
 	d.cfg = &cfg
-
-	if err := errors.Join(errs...); err != nil {
-		d.reloads.record(err)
-		log.Error().Err(err).Strs("added", added).Strs("removed", removed).Strs("changed", changed).
+	if err := d.notifier.SetTargets(cfg.NotifyTargets()); err != nil {
+		c.errs = append(c.errs, fmt.Errorf("notify: %w", err))
+	}
+	err = errors.Join(c.errs...)
+	d.reloads.record(err)
+	if err != nil {
+		log.Error().Err(err).Strs("added", c.added).Strs("removed", c.removed).Strs("changed", c.changed).
 			Msg("reload applied in part")
 		return err
 	}
-	d.reloads.record(nil)
-	log.Info().Strs("added", added).Strs("removed", removed).Strs("changed", changed).
-		Int("jobs", len(inEffect)).Msg("configuration reloaded")
+	log.Info().Strs("added", c.added).Strs("removed", c.removed).Strs("changed", c.changed).
+		Int("jobs", len(c.inEffect)).Msg("configuration reloaded")
 	return nil
 }
 
 // adoptJobs applies a reload made while the daemon waits for NATS: there is
 // no scheduler yet, and openScheduler will add the jobs of d.cfg. Call with
 // d.mu held.
-func (d *Daemon) adoptJobs(jobs []config.Job, log zerolog.Logger) {
+func (d *Daemon) adoptJobs(next *config.Config, log zerolog.Logger) {
 	cfg := *d.cfg
-	cfg.Jobs = jobs
+	cfg.Jobs, cfg.Notify = next.Jobs, next.Notify
 	d.cfg = &cfg
+	if err := d.notifier.SetTargets(cfg.NotifyTargets()); err != nil {
+		log.Error().Err(err).Msg("reload: notification targets not applied")
+	}
 	d.reloads.record(nil)
-	log.Info().Int("jobs", len(jobs)).Msg("configuration reloaded; its jobs start once NATS is connected")
+	log.Info().Int("jobs", len(next.Jobs)).Msg("configuration reloaded; its jobs start once NATS is connected")
 }
 
 // restartSections names the top-level settings that differ between a and b,
@@ -127,4 +94,57 @@ func restartSections(a, b *config.Config) []string {
 		}
 	}
 	return out
+}
+
+// jobChanges is what applyJobs did.
+type jobChanges struct {
+	added, removed, changed []string
+	inEffect                []config.Job // the jobs now scheduled
+	errs                    []error
+}
+
+// applyJobs makes the scheduler's jobs those of next: adds the new ones,
+// replaces the changed ones, removes the others. A job it cannot change
+// stays as it was. Call with d.mu held and d.sched set.
+func (d *Daemon) applyJobs(next *config.Config) jobChanges {
+	path := next.Path
+	var c jobChanges
+	old := make(map[string]config.Job, len(d.cfg.Jobs))
+	for _, j := range d.cfg.Jobs {
+		old[j.Name] = j
+	}
+	for _, j := range next.Jobs {
+		o, ok := old[j.Name]
+		delete(old, j.Name)
+		switch {
+		case !ok:
+			if err := d.sched.Add(Job(j, JobOptionsFor(d.cfg), d.log)); err != nil {
+				c.errs = append(c.errs, fmt.Errorf("%s:%d: add job %q: %w", path, j.Line, j.Name, err))
+				continue
+			}
+			c.added = append(c.added, j.Name)
+		case !sameJob(o, j):
+			if err := d.sched.Remove(j.Name); err != nil {
+				c.errs = append(c.errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
+				c.inEffect = append(c.inEffect, o)
+				continue
+			}
+			if err := d.sched.Add(Job(j, JobOptionsFor(d.cfg), d.log)); err != nil {
+				c.errs = append(c.errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
+				continue
+			}
+			c.changed = append(c.changed, j.Name)
+		}
+		c.inEffect = append(c.inEffect, j)
+	}
+	for name, o := range old {
+		if err := d.sched.Remove(name); err != nil {
+			c.errs = append(c.errs, fmt.Errorf("remove job %q: %w", name, err))
+			c.inEffect = append(c.inEffect, o)
+			continue
+		}
+		c.removed = append(c.removed, name)
+	}
+	slices.Sort(c.removed)
+	return c
 }

@@ -19,22 +19,14 @@ func Version() string {
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev := vcsRevision(bi)
 	if rev == "" {
 		return "devel"
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	if dirty {
+	if vcsModified(bi) {
 		rev += "-dirty"
 	}
 	return "devel-" + rev
@@ -49,20 +41,25 @@ func Revision() string {
 	if !ok {
 		return "unknown"
 	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev := vcsRevision(bi)
 	if rev == "" {
 		return "unknown"
 	}
-	if dirty {
+	if vcsModified(bi) {
 		rev += "-dirty"
 	}
 	return rev
+}
+
+func vcsRevision(bi *debug.BuildInfo) string { return setting(bi, "vcs.revision") }
+
+func vcsModified(bi *debug.BuildInfo) bool { return setting(bi, "vcs.modified") == "true" }
+
+func setting(bi *debug.BuildInfo, key string) string {
+	for _, s := range bi.Settings {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
 }

@@ -26,12 +26,6 @@ const webToken = "e2e-admin-token-0123456789"
 // the page ever treated output as HTML.
 const xssPayload = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`
 
-// outputTailWired says whether the daemon keeps run output tails.
-// TODO(web2): set to true once history.output_tail (default 4096) is merged
-// and the daemon passes it to JobOptions.OutputTail; until then runs have
-// no output and the test checks only that the page stays inert.
-const outputTailWired = false
-
 // liveBound is the issue's bound for a new run to show without a reload.
 const liveBound = 2 * time.Second
 
@@ -238,9 +232,8 @@ func (e *webEnv) testOutputInert(t *testing.T, b *webtest.Browser) {
 	})
 	b.Navigate(e.a + "/jobs/evil")
 	b.WaitText("#runs .run:first-child", "succeeded", pageWait)
-	if outputTailWired {
-		b.WaitText("#runs .run:first-child .output", xssPayload, pageWait)
-	}
+	// The daemon keeps the output tail (history.output_tail, default 4096).
+	b.WaitText("#runs .run:first-child .output", xssPayload, pageWait)
 	if n := b.Count("#runs script, #runs img, main script, main img"); n != 0 {
 		t.Fatalf("job output became %d elements", n)
 	}

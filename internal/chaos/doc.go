@@ -57,4 +57,8 @@
 // go test ./internal/chaos/ runs TestChaos, every fault kind once (about 80
 // s; skipped with -short; CHAOS_SEED=N replays). The command
 // ./internal/chaos/cmd/chaos runs random faults for -duration.
+//
+// It owns the test cluster, proxies, faults, the external run record and
+// the checks; it knows cronlock only as a binary, a config file and its
+// jobs' records, and the product never imports it.
 package chaos

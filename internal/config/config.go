@@ -31,6 +31,10 @@
 // Secrets (nats.token, nats.password) are of type [Secret]; they never appear
 // in errors returned by this package or in the fmt, JSON or YAML rendering of
 // a [Config].
+//
+// It owns the file format: keys, defaults, validation and where each error
+// is. It must not know how the settings are used (that is internal/app's),
+// and it does not touch NATS, files other than the one it reads, or time.
 package config
 
 import (
@@ -55,6 +59,9 @@ type Config struct {
 	// ShutdownGrace is how long cronlock waits for running jobs after a
 	// shutdown signal. Default 30s; >= 0.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// MaxConcurrentRuns bounds how many jobs this replica runs at once; at
+	// the limit it leaves ticks to other replicas. Default 0: no limit.
+	MaxConcurrentRuns int `yaml:"max_concurrent_runs"`
 	// ConfigWatch makes `cronlock run` watch the configuration file and
 	// reload it on every change, exactly as on SIGHUP. Default true; false
 	// leaves reloads to SIGHUP.
@@ -169,6 +176,10 @@ type History struct {
 	// Size is the number of runs kept per job, 1..64 (the NATS KV per-key
 	// history limit). Default 20.
 	Size int `yaml:"size"`
+	// OutputTail is how many bytes of each run's combined stdout and
+	// stderr the history keeps (the last ones, cut on a UTF-8 boundary),
+	// 0..262144. Default 4096; 0 keeps none.
+	OutputTail int `yaml:"output_tail"`
 }
 
 // MinAdminTokenLength keeps http.admin_token out of reach of guessing: 16
@@ -225,9 +236,24 @@ type Job struct {
 	Retries int `yaml:"retries"`
 	// RetryBackoff is the pause between attempts. Default 0; >= 0.
 	RetryBackoff Duration `yaml:"retry_backoff"`
-	// StartingDeadline is how late a tick may still start; 0 (the default)
-	// means no deadline. >= 0.
+	// StartingDeadline is the catch-up window: at start-up, and when a
+	// replica regains NATS after an outage, the latest tick that no replica
+	// ran is run once if it is at most this old. 0 (the default) means no
+	// catch-up. >= 0.
 	StartingDeadline Duration `yaml:"starting_deadline"`
+	// OnInterrupt is what happens to a tick whose run a shutdown (after
+	// shutdown_grace) or a lost lock interrupted: "skip" (the default) leaves
+	// it; "rerun" runs it again on the next replica that takes the lock,
+	// until the job's next tick is due and at most 3 times (then the tick is
+	// recorded failed).
+	OnInterrupt string `yaml:"on_interrupt"`
+	// Suspended makes every replica skip the job's ticks (recorded as
+	// skipped), whatever `cronlock resume` says. Default false.
+	Suspended bool `yaml:"suspended"`
+	// Jitter delays each tick's run by up to this much, the same delay on
+	// every replica for a given job and tick (a hash, not a random number),
+	// to spread jobs that share a schedule. Default 0. >= 0.
+	Jitter Duration `yaml:"jitter"`
 	// Grace is the time between SIGTERM and SIGKILL when a run must stop.
 	// Default 10s; >= 0.
 	Grace Duration `yaml:"grace"`
@@ -256,6 +282,7 @@ const (
 	DefaultReplicas       = 1
 	DefaultHistoryBucket  = "cronlock_history"
 	DefaultHistorySize    = 20
+	DefaultOutputTail     = 4096
 	// DefaultHTTPListen is off 9090, the Prometheus server's own port, and
 	// off 9091-9094 and 9100-9999, which the Prometheus project's "default
 	// port allocations" list gives to its components and to exporters:
@@ -285,7 +312,7 @@ func defaults() Config {
 			AcquireTimeout: DefaultAcquireTimeout,
 			Replicas:       DefaultReplicas,
 		},
-		History:       History{Bucket: DefaultHistoryBucket, Size: DefaultHistorySize},
+		History:       History{Bucket: DefaultHistoryBucket, Size: DefaultHistorySize, OutputTail: DefaultOutputTail},
 		Log:           Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
 		ShutdownGrace: DefaultShutdownGrace,
 		ConfigWatch:   DefaultConfigWatch,

@@ -58,7 +58,7 @@ func TestParseErrors(t *testing.T) {
 
 		// Unknown and duplicate keys.
 		{"unknown top-level key", "nats: {}\njob:\n  - name: a\n", []want{
-			{"1: jobs", "at least one job is required"}, {"2: job", "unknown key (valid keys here: nats, lock, history, http, log, shutdown_grace, config_watch, notify, jobs)"}}},
+			{"1: jobs", "at least one job is required"}, {"2: job", "unknown key (valid keys here: nats, lock, history, http, log, shutdown_grace, max_concurrent_runs, config_watch, notify, jobs)"}}},
 		{"unknown nested key", "lock:\n  lease: 20s\n  leese: 10s\n" + job0, []want{{"3: lock.leese", "unknown key (valid keys here: bucket, lease, renew,"}}},
 		{"unknown job key", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: x\n    timout: 1m\n", []want{{"5: jobs[0].timout", "unknown key"}}},
 		{"odd unknown key quoted in path", "nats:\n  \"tls file\": x\n" + job0, []want{{`2: nats["tls file"]`, "unknown key"}}},
@@ -107,6 +107,10 @@ func TestParseErrors(t *testing.T) {
 		{"empty program", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    command:\n      - \"\"\n      - x\n", []want{{"5: jobs[0].command[0]", "the program must not be empty"}}},
 		{"empty shell", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: \"\"\n", []want{{"4: jobs[0].shell", "must not be empty"}}},
 		{"negative retries", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: x\n    retries: -1\n", []want{{"5: jobs[0].retries", "must not be negative, got -1"}}},
+		{"unknown on_interrupt", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: x\n    on_interrupt: retry\n", []want{{"5: jobs[0].on_interrupt", `unknown policy "retry"; use skip or rerun`}}},
+		{"negative jitter", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: x\n    jitter: -1s\n", []want{{"5: jobs[0].jitter", "must not be negative"}}},
+		{"output_tail too big", "history:\n  output_tail: 300000\n" + job0, []want{{"2: history.output_tail", "must be between 0 (keep no output) and 262144 bytes, got 300000"}}},
+		{"negative max_concurrent_runs", "max_concurrent_runs: -1\n" + job0, []want{{"1: max_concurrent_runs", "must not be negative"}}},
 		{"bad env name", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: x\n    env:\n      \"A=B\": x\n", []want{{`6: jobs[0].env["A=B"]`, "invalid environment variable name"}}},
 
 		// Lock contradictions.
@@ -221,7 +225,7 @@ func TestDefaults(t *testing.T) {
 			RetryBase: Duration(50 * time.Millisecond), RetryMax: Duration(500 * time.Millisecond),
 			AcquireTimeout: Duration(500 * time.Millisecond), Replicas: 1,
 		},
-		History:       History{Bucket: "cronlock_history", Size: 20},
+		History:       History{Bucket: "cronlock_history", Size: 20, OutputTail: 4096},
 		HTTP:          HTTP{Listen: "127.0.0.1:8736"},
 		Log:           Log{Level: "info", Format: "json"},
 		ShutdownGrace: Duration(30 * time.Second),

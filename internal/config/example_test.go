@@ -100,7 +100,7 @@ func TestExampleDecodes(t *testing.T) {
 			RetryBase: Duration(50 * time.Millisecond), RetryMax: Duration(500 * time.Millisecond),
 			AcquireTimeout: Duration(500 * time.Millisecond), Replicas: 1,
 		},
-		History:       History{Bucket: "cronlock_history", Size: 20},
+		History:       History{Bucket: "cronlock_history", Size: 20, OutputTail: 4096},
 		HTTP:          HTTP{Listen: "127.0.0.1:8736", AdminToken: "replace-with-a-long-random-token"},
 		Log:           Log{Level: "info", Format: "json"},
 		ShutdownGrace: Duration(30 * time.Second),
@@ -121,7 +121,7 @@ func TestExampleDecodes(t *testing.T) {
 			Command: []string{"sh", "-c", `echo "$GREETING from $(pwd)"; date -u`},
 			Env:     map[string]string{"GREETING": "hello"}, Dir: "/tmp",
 			Timeout: Duration(20 * time.Second), Retries: 2, RetryBackoff: Duration(5 * time.Second),
-			StartingDeadline: Duration(30 * time.Second), Grace: grace, Location: berlin,
+			StartingDeadline: Duration(30 * time.Second), OnInterrupt: "rerun", Jitter: Duration(2 * time.Second), Grace: grace, Location: berlin,
 			Notify: []NotifyTarget{{
 				Command: []string{"sh", "-c", "cat >> reports-failures.jsonl; echo >> reports-failures.jsonl"},
 				On:      []string{"failure"},

@@ -20,7 +20,10 @@ var bucketName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 const (
 	minHistorySize = 1
 	maxHistorySize = 64
-	maxReplicas    = 5
+	// maxOutputTail keeps a run's output well under NATS' default 1 MiB
+	// message limit.
+	maxOutputTail = 256 << 10
+	maxReplicas   = 5
 )
 
 // isFailed reports whether path or one of its ancestors already has an error.
@@ -76,6 +79,10 @@ func (d *decoder) validate(c *Config) {
 	d.check(h.Size < minHistorySize || h.Size > maxHistorySize, "history.size", nil,
 		"must be between %d and %d (NATS KV keeps at most %d revisions per key), got %d",
 		minHistorySize, maxHistorySize, maxHistorySize, h.Size)
+
+	d.check(h.OutputTail < 0 || h.OutputTail > maxOutputTail, "history.output_tail", nil,
+		"must be between 0 (keep no output) and %d bytes, got %d", maxOutputTail, h.OutputTail)
+	d.check(c.MaxConcurrentRuns < 0, "max_concurrent_runs", nil, "must not be negative (0: no limit), got %d", c.MaxConcurrentRuns)
 
 	if c.HTTP.Listen != "" {
 		d.checkListen("http.listen", c.HTTP.Listen)
@@ -265,6 +272,11 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 		d.check(strings.IndexByte(v, 0) >= 0, kp, nil, "must not contain a NUL byte")
 	}
 	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
+	switch j.OnInterrupt {
+	case "", "skip", "rerun":
+	default:
+		d.check(true, at("on_interrupt"), nil, "unknown policy %s; use skip or rerun", quote(j.OnInterrupt))
+	}
 	d.validateNotify(at("notify"), j.Notify)
 }
 

@@ -33,4 +33,7 @@
 // other crons that cronlock cannot parse (L, W, #, ?, a year field),
 // malformed fields and environment lines, and '%' input for a shell that has
 // no here-documents. The lines that convert are still converted.
+//
+// It owns the translation only: it knows cron's syntax and meaning and
+// cronlock's config format, and nothing of NATS, locks or running jobs.
 package crontab

@@ -2,6 +2,10 @@
 // benchmarks: a single JetStream node, or a JetStream cluster of several nodes
 // in one process. Every server listens on a random loopback port, keeps its
 // store in a temporary directory, and is shut down by t.Cleanup.
+//
+// It owns test servers, clusters and the proxies tests cut connections
+// with; the product never imports it, and it knows nothing of cronlock's
+// buckets or jobs.
 package natstest
 
 import (

@@ -20,4 +20,8 @@
 // that is not delivered is logged and counted in
 // cronlock_notifications_failed_total{job}; delivered ones are counted in
 // cronlock_notifications_sent_total{job}.
+//
+// It owns delivery (queue, retries, signatures, metrics). It must not know
+// how results are recorded or shared between replicas: exactly-once comes
+// from the scheduler calling OnResult once per recorded result.
 package notify

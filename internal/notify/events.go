@@ -15,8 +15,8 @@ const (
 )
 
 // statusInterrupted is the status of a run cut short by its replica stopping
-// (recorded by the scheduler as "interrupted").
-const statusInterrupted = "interrupted"
+// or its lock lost, with a rerun to come.
+const statusInterrupted = scheduler.StatusInterrupted
 
 // Events returns the events that a run recorded with status fires, given
 // previous, the status of the job's previous finished run ("" if none), most

@@ -165,7 +165,15 @@ func (n *Notifier) SetTargets(jobs map[string][]config.NotifyTarget) error {
 // run had status previous ("" if none); see Events. It never blocks: a
 // notification that does not fit in the queue, or comes after Close, is
 // dropped, logged and counted as failed.
+//
+// Ticks skipped because the job's own previous run still ran (missed with
+// reason overlap) fire nothing: like Kubernetes' concurrencyPolicy Forbid,
+// that is the job being slower than its schedule, not an outage; the
+// history and cronlock_ticks_missed_total{reason="overlap"} still show it.
 func (n *Notifier) Notify(run scheduler.Run, previous string) {
+	if run.Status == scheduler.StatusMissed && run.Reason == scheduler.ReasonOverlap {
+		return
+	}
 	events := Events(run.Status, previous)
 	if len(events) == 0 {
 		return
@@ -263,7 +271,7 @@ func (n *Notifier) deliver(d delivery) {
 		if !retry || attempt > n.opts.Retries || n.ctx.Err() != nil {
 			break
 		}
-		log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", backoff).Msg("notification failed; retrying")
+		log.Warn().Err(err).Int("attempt", attempt).Float64("retry_in_seconds", backoff.Seconds()).Msg("notification failed; retrying")
 		if !n.sleep(backoff) {
 			break
 		}

@@ -58,8 +58,7 @@ func NewPayload(event string, run scheduler.Run) Payload {
 		Owner:           run.Owner,
 		Token:           run.Token,
 	}
-	// scheduler.Run does not carry these yet; when it does:
-	//	p.ExitCode, p.Output, p.Reason = run.ExitCode, run.Output, run.Reason
+	p.ExitCode, p.Output, p.Reason = run.ExitCode, run.Output, run.Reason
 	return p
 }
 

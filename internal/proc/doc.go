@@ -76,4 +76,10 @@
 //   - Re-executing cronlock (exec without fork) closes the lifeline and so
 //     kills all running jobs, by design.
 //   - Only Linux is supported; elsewhere Run returns an error.
+//
+// # What it owns and must not know
+//
+// It owns one command's process tree, its output and its end. It must not
+// know locks, leases or the scheduler: the lease reaches it only as a
+// job.DeadlineFunc, and a stop as a cancelled context (StopCause).
 package proc

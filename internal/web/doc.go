@@ -23,4 +23,8 @@
 //
 // Actions exist only when Options.AdminToken is set; they require the header
 // "Authorization: Bearer <token>". No GET changes anything.
+//
+// It owns the page, its assets and the API's JSON shapes. It must not know
+// NATS, buckets or the scheduler: it reads and acts through the Source its
+// caller (internal/app) implements.
 package web

@@ -11,6 +11,8 @@
 // failure reports what the page showed last. The browser's console messages
 // and uncaught exceptions are collected, so a test can assert that the page
 // ran without errors.
+//
+// It owns the browser for tests only; the product never imports it.
 package webtest
 
 import (
