@@ -54,6 +54,7 @@ type Daemon struct {
 	// records (scheduler.Options.OnResult).
 	notifier *notify.Notifier
 	httpLn   net.Listener           // nil when http.listen is empty
+	web      *webSource             // the status page's source
 	stage    atomic.Pointer[string] // why the daemon is not ready while it starts
 
 	schedCtx    context.Context // cancelled when the scheduler must stop
@@ -88,6 +89,7 @@ func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daem
 		return nil, err
 	}
 	d := &Daemon{log: log, cfg: cfg, reg: prometheus.NewRegistry(), sigs: make(chan os.Signal, 4)}
+	d.web = &webSource{d: d, log: log.With().Str("component", "web").Logger()}
 	signal.Notify(d.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	d.schedCtx, d.schedCancel = context.WithCancel(context.Background())
 	d.dialCtx, d.dialCancel = context.WithCancel(context.Background())
@@ -130,7 +132,7 @@ func (d *Daemon) prepare() error {
 			return fmt.Errorf("http.listen %q: %w", listen, err)
 		}
 		d.httpLn = ln
-		d.log.Info().Str("addr", ln.Addr().String()).Msg("HTTP server listening: /metrics /healthz /readyz")
+		d.log.Info().Str("addr", ln.Addr().String()).Msg("HTTP server listening: / (status page) /api/ /metrics /healthz /readyz")
 	}
 	return nil
 }
@@ -436,6 +438,7 @@ func (d *Daemon) close() {
 	if d.httpLn != nil {
 		d.httpLn.Close() // already closed by the server if it ran
 	}
+	d.web.triggers.Wait() // manual runs from the page, ended with the scheduler
 	if d.locker != nil {
 		d.locker.Close()
 	}

@@ -5,10 +5,16 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cronlock/cronlock/internal/web"
 )
 
 // handler serves
 //
+//   - /: the status page and its JSON API under /api/ (internal/web) over
+//     the daemon; actions (trigger, suspend, resume) only with
+//     http.admin_token. Before NATS is up, the page shows why it is not
+//     ready;
 //   - /metrics: the Prometheus registry (scheduler, Go runtime, process and
 //     cronlock's own metrics);
 //   - /healthz: 200 while the process runs (liveness);
@@ -18,6 +24,10 @@ import (
 //     <error>"), "not connected to NATS", or "shutting down".
 func (d *Daemon) handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.Handle("/", web.Handler(d.web, web.Options{
+		AdminToken: d.cfg.HTTP.AdminToken.Value(),
+		Logger:     d.log.With().Str("component", "web").Logger(),
+	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -182,13 +182,24 @@ type History struct {
 	OutputTail int `yaml:"output_tail"`
 }
 
-// HTTP configures the HTTP server for /metrics, /healthz and /readyz.
+// MinAdminTokenLength keeps http.admin_token out of reach of guessing: 16
+// random characters are far beyond what an attacker can try over HTTP.
+const MinAdminTokenLength = 16
+
+// HTTP configures the HTTP server: the status page at /, its JSON API under
+// /api/, /metrics, /healthz and /readyz.
 type HTTP struct {
 	// Listen is a host:port, or empty to disable the server. Default
 	// DefaultHTTPListen, "127.0.0.1:8736", only when the http key is absent
 	// from the file: once an http section is written, an omitted listen
 	// means disabled.
 	Listen string `yaml:"listen"`
+	// AdminToken enables the status page's actions (trigger, suspend,
+	// resume); requests must send it as "Authorization: Bearer <token>".
+	// Empty (the default): the page is read-only. When set it is at least
+	// MinAdminTokenLength characters of visible ASCII (no spaces: it goes
+	// into an HTTP header) and needs http.listen.
+	AdminToken Secret `yaml:"admin_token"`
 }
 
 // Log configures logging.

@@ -124,6 +124,38 @@ func TestSecretsNotInErrors(t *testing.T) {
 	}
 }
 
+// TestAdminTokenNotInErrors: http.admin_token is a Secret too; its
+// validation errors never repeat it.
+func TestAdminTokenNotInErrors(t *testing.T) {
+	t.Parallel()
+	for _, h := range []string{
+		"  admin_token: " + secret + "\n", // no listen
+		"  listen: \":8080\"\n  admin_token: \"" + secret + " x\"\n",
+		"  listen: \":8080\"\n  admin_token: [" + secret + "]\n",
+		"  listen: \":8080\"\n  admin_token: \"" + secret + "\n",
+	} {
+		_, err := Parse("c.yaml", []byte("http:\n"+h+job0))
+		if err == nil {
+			t.Errorf("no error for\n%s", h)
+			continue
+		}
+		if leaks(err.Error()) {
+			t.Errorf("error shows the admin token:\n%s\nfor\n%s", err, h)
+		}
+	}
+	long := secret + "-0123456789abcdef"
+	cfg, err := Parse("c.yaml", []byte("http:\n  listen: \":8080\"\n  admin_token: "+long+"\n"+job0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HTTP.AdminToken.Value() != long {
+		t.Fatalf("admin_token = %q", cfg.HTTP.AdminToken.Value())
+	}
+	if out := fmt.Sprintf("%+v", cfg); leaks(out) {
+		t.Errorf("%%+v shows the admin token: %s", out)
+	}
+}
+
 func TestSecretLine(t *testing.T) {
 	t.Parallel()
 	data := []byte(`nats:

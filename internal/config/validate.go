@@ -87,6 +87,7 @@ func (d *decoder) validate(c *Config) {
 	if c.HTTP.Listen != "" {
 		d.checkListen("http.listen", c.HTTP.Listen)
 	}
+	d.validateAdminToken(c.HTTP)
 
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
@@ -292,4 +293,26 @@ func (d *decoder) checkListen(path, addr string) {
 	}
 	d.check(err != nil, path, nil, "invalid listen address %s: want host:port such as \"127.0.0.1:8736\" or \":8736\"",
 		quote(addr))
+}
+
+// validateAdminToken checks http.admin_token when it is written. Messages
+// never repeat the token.
+func (d *decoder) validateAdminToken(h HTTP) {
+	const path = "http.admin_token"
+	if !d.set[path] {
+		return
+	}
+	tok := h.AdminToken.Value()
+	visible := strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r > '~' }) < 0
+	switch {
+	case tok == "":
+		d.check(true, path, nil, "must not be empty; leave the key out for a read-only status page")
+	case !visible:
+		d.check(true, path, nil, "must be visible ASCII characters without spaces (it is sent in an HTTP header)")
+	case len(tok) < MinAdminTokenLength:
+		d.check(true, path, nil, "too short: use at least %d characters (e.g. `openssl rand -hex 24`)",
+			MinAdminTokenLength)
+	case h.Listen == "":
+		d.check(true, path, []string{"http.listen"}, "has no effect: http.listen is empty, so there is no HTTP server")
+	}
 }

@@ -56,7 +56,11 @@ func formatOffset(sec *float64) string {
 	if sec == nil {
 		return none
 	}
-	return fmt.Sprintf("%+.3fs", *sec)
+	ms := math.Round(*sec * 1000) // no "-0.000s" for a tiny negative offset
+	if ms == 0 {
+		ms = 0 // also turns -0 into +0
+	}
+	return fmt.Sprintf("%+.3fs", ms/1000)
 }
 
 // formatToken renders a fencing token, or none for 0 (no lock).

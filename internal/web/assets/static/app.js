@@ -41,7 +41,9 @@
 
   function fmtOffset(o) {
     if (o === null || o === undefined) { return NONE; }
-    return (o >= 0 ? "+" : "") + o.toFixed(3) + "s";
+    var ms = Math.round(o * 1000); // no "-0.000s" for a tiny negative offset
+    if (ms === 0) { ms = 0; } // -0 too
+    return (ms >= 0 ? "+" : "-") + (Math.abs(ms) / 1000).toFixed(3) + "s";
   }
 
   // el builds an element; children are nodes or strings (made text nodes).

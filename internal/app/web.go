@@ -1,0 +1,348 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/internal/web"
+	"github.com/cronlock/cronlock/lock"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// suspendedBy labels suspensions made from the status page in the shared
+// history (and so in `cronlock status`).
+const suspendedBy = "web"
+
+// triggerPoll is how often Trigger looks whether the run it started holds
+// its lock yet, so that it can answer as soon as the run is under way.
+const triggerPoll = 50 * time.Millisecond
+
+// webSource is the status page's view of the daemon: it implements
+// web.Source over the configuration in effect, the scheduler, the shared
+// history and the lock bucket. Until NATS is up and the buckets are open,
+// every method returns an error saying what start-up is doing, which the
+// page shows.
+type webSource struct {
+	d   *Daemon
+	log zerolog.Logger
+
+	mu   sync.Mutex
+	hist *scheduler.History // opened on first use once the scheduler exists
+
+	// triggers tracks the runs started from the page, so that the daemon
+	// waits for them before closing the connection they use.
+	triggers sync.WaitGroup
+}
+
+// webState is what one request works with: a consistent snapshot of the
+// daemon's parts.
+type webState struct {
+	cfg    *config.Config
+	sched  *scheduler.Scheduler
+	locker *lock.Locker
+	js     jetstream.JetStream
+	hist   *scheduler.History
+}
+
+// errNotReady is returned before the scheduler exists.
+var errNotReady = errors.New("not ready")
+
+// state returns the daemon's parts, or an error wrapping errNotReady with
+// the stage of start-up while NATS is not up or the buckets are not open.
+func (s *webSource) state(ctx context.Context) (webState, error) {
+	s.d.mu.Lock()
+	st := webState{cfg: s.d.cfg, sched: s.d.sched, locker: s.d.locker}
+	s.d.mu.Unlock()
+	if st.sched == nil || s.d.schedCtx.Err() != nil {
+		return webState{}, fmt.Errorf("%w: %s", errNotReady, oneLine(*s.d.stage.Load()))
+	}
+	st.js = s.d.conn.Load().JS
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hist == nil {
+		h, err := scheduler.OpenHistory(ctx, st.js, scheduler.HistoryOptions{
+			Bucket: st.cfg.History.Bucket, Replicas: st.cfg.Lock.Replicas, Size: st.cfg.History.Size,
+		})
+		if err != nil {
+			return webState{}, err
+		}
+		s.hist = h
+	}
+	st.hist = s.hist
+	return st, nil
+}
+
+// configJob returns the job called name in the configuration in effect, or
+// an error wrapping web.ErrNotFound.
+func configJob(cfg *config.Config, name string) (config.Job, error) {
+	for _, j := range cfg.Jobs {
+		if j.Name == name {
+			return j, nil
+		}
+	}
+	return config.Job{}, fmt.Errorf("job %q: %w", name, web.ErrNotFound)
+}
+
+// Jobs returns the jobs of the configuration in effect, in file order, each
+// with this replica's schedule view, the shared state and, while a replica
+// runs it, the lock holder.
+func (s *webSource) Jobs(ctx context.Context) ([]web.Job, error) {
+	st, err := s.state(ctx)
+	if err != nil {
+		return nil, err
+	}
+	statuses := schedStatuses(st.sched)
+	out := make([]web.Job, 0, len(st.cfg.Jobs))
+	for _, cj := range st.cfg.Jobs {
+		j, _, err := s.job(ctx, st, cj, statuses[cj.Name])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// schedStatuses indexes the scheduler's view of its jobs by name.
+func schedStatuses(sched *scheduler.Scheduler) map[string]scheduler.Status {
+	m := map[string]scheduler.Status{}
+	for _, s := range sched.Jobs() {
+		m[s.Name] = s
+	}
+	return m
+}
+
+// job builds one job's row and returns its shared state with it.
+func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss scheduler.Status) (web.Job, scheduler.JobState, error) {
+	shared, err := st.hist.State(ctx, cj.Name)
+	if err != nil {
+		return web.Job{}, scheduler.JobState{}, err
+	}
+	j := web.Job{
+		Name:      cj.Name,
+		Schedule:  cj.Schedule,
+		Timezone:  cj.Location.String(),
+		Suspended: ss.Suspended || shared.Suspended != nil,
+	}
+	if !j.Suspended {
+		j.Next = ss.Next.UTC()
+	}
+	if len(shared.Runs) > 0 {
+		last := shared.Runs[0]
+		j.LastStatus, j.LastStart, j.LastEnd = last.Status, last.Start, last.End
+		j.LastDurationSeconds = last.Duration().Seconds()
+	}
+	// The lock is read only when a run may be in progress: the shared
+	// history or this replica says one is.
+	if ss.Running || j.LastStatus == scheduler.StatusRunning {
+		h, err := st.locker.Holder(ctx, cj.Name)
+		switch {
+		case err == nil:
+			j.Running, j.Holder, j.Token = true, h.Owner, h.Token
+		case !errors.Is(err, lock.ErrNotHeld):
+			return web.Job{}, scheduler.JobState{}, err
+		}
+	}
+	return j, shared, nil
+}
+
+// Job returns one job with its lock and its runs, newest first, each with
+// its output tail.
+func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error) {
+	st, err := s.state(ctx)
+	if err != nil {
+		return web.JobDetail{}, err
+	}
+	cj, err := configJob(st.cfg, name)
+	if err != nil {
+		return web.JobDetail{}, err
+	}
+	j, shared, err := s.job(ctx, st, cj, schedStatuses(st.sched)[name])
+	if err != nil {
+		return web.JobDetail{}, err
+	}
+	d := web.JobDetail{Job: j, Runs: make([]web.Run, 0, len(shared.Runs))}
+	if h, err := st.locker.Holder(ctx, name); err == nil {
+		d.Lock = &web.Lock{Owner: h.Owner, Token: h.Token, AcquiredAt: h.AcquiredAt, ExpiresAt: h.ExpiresAt}
+	} else if !errors.Is(err, lock.ErrNotHeld) {
+		return web.JobDetail{}, err
+	}
+	for _, r := range shared.Runs {
+		wr := webRun(r)
+		if r.Finished() && !r.Start.IsZero() { // only runs that ran can have output
+			if wr.Output, err = st.hist.Output(ctx, r); err != nil {
+				return web.JobDetail{}, err
+			}
+		}
+		d.Runs = append(d.Runs, wr)
+	}
+	return d, nil
+}
+
+// webRun is r as the page shows it, without its output.
+func webRun(r scheduler.Run) web.Run {
+	return web.Run{
+		Tick: r.Tick, Status: r.Status, Attempts: r.Attempts, Start: r.Start, End: r.End,
+		DurationSeconds: r.Duration().Seconds(), ExitCode: r.ExitCode, Error: r.Error,
+		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: r.Reason,
+	}
+}
+
+// Replicas returns the live replicas from the replicas bucket, with each
+// one's clock offset relative to this replica when both are measured.
+func (s *webSource) Replicas(ctx context.Context) ([]web.Replica, error) {
+	st, err := s.state(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reps, err := scheduler.ListReplicas(ctx, st.js, "")
+	if err != nil {
+		return nil, err
+	}
+	self := st.locker.Options().OwnerID
+	var own *float64 // the NATS server's clock minus ours
+	for _, r := range reps {
+		if r.ID == self {
+			own = r.ClockOffsetSeconds
+		}
+	}
+	out := make([]web.Replica, 0, len(reps))
+	for _, r := range reps {
+		w := web.Replica{Owner: r.ID, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started, Running: r.Running}
+		if own != nil && r.ClockOffsetSeconds != nil {
+			// Each offset is the server's clock minus the replica's, so
+			// theirs minus ours is ours minus theirs of the server's.
+			off := *own - *r.ClockOffsetSeconds
+			w.ClockOffsetSeconds = &off
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// Suspend marks the job suspended in the shared history: every replica
+// stops starting it within a second.
+func (s *webSource) Suspend(ctx context.Context, name string) error {
+	st, err := s.known(ctx, name)
+	if err != nil {
+		return err
+	}
+	return st.hist.Suspend(ctx, name, suspendedBy, time.Now())
+}
+
+// Resume lifts the job's suspension on every replica.
+func (s *webSource) Resume(ctx context.Context, name string) error {
+	st, err := s.known(ctx, name)
+	if err != nil {
+		return err
+	}
+	return st.hist.Resume(ctx, name)
+}
+
+// known returns the daemon's parts after checking that name is a job of
+// the configuration in effect.
+func (s *webSource) known(ctx context.Context, name string) (webState, error) {
+	st, err := s.state(ctx)
+	if err != nil {
+		return webState{}, err
+	}
+	if _, err := configJob(st.cfg, name); err != nil {
+		return webState{}, err
+	}
+	return st, nil
+}
+
+// Trigger starts a manual run of the job on this replica and answers once
+// it is under way, without waiting for it to end: the page's button should
+// not hang for the length of a run. The run goes through the scheduler, so
+// it is recorded as manual and a shutdown waits for it like for any run. A
+// job whose lock is held (running here or elsewhere) is refused with an
+// error naming the holder.
+func (s *webSource) Trigger(ctx context.Context, name string) error {
+	st, err := s.known(ctx, name)
+	if err != nil {
+		return err
+	}
+	if h, err := st.locker.Holder(ctx, name); err == nil {
+		return busy(name, h)
+	} else if !errors.Is(err, lock.ErrNotHeld) {
+		return err
+	}
+	started := time.Now()
+	done := make(chan error, 1)
+	s.triggers.Go(func() {
+		// Not the request's context: the run outlives the request. The
+		// scheduler cancels it when its shutdown grace is over.
+		err := st.sched.Trigger(context.Background(), name)
+		done <- err
+		log := s.log.With().Str("job", name).Logger()
+		if err != nil {
+			log.Warn().Err(err).Msg("manual run from the status page did not succeed")
+		} else {
+			log.Info().Msg("manual run from the status page succeeded")
+		}
+	})
+	return s.awaitStart(ctx, st, name, started, done)
+}
+
+// busy is the error for a trigger of a job whose lock is held.
+func busy(name string, h lock.Holder) error {
+	return fmt.Errorf("job %q is running already on %s (token %d): %w; trigger it again once that run ends",
+		name, h.Owner, h.Token, lock.ErrNotAcquired)
+}
+
+// awaitStart waits until the run started at started holds the job's lock
+// (nil), ends (nil if it ran, else why it could not start), or the lock
+// acquisition must have ended either way (nil: the run is on its way).
+func (s *webSource) awaitStart(ctx context.Context, st webState, name string, started time.Time, done <-chan error) error {
+	self := st.locker.Options().OwnerID
+	deadline := time.NewTimer(st.cfg.Lock.AcquireTimeout.Duration() + 2*time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(triggerPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return s.startError(ctx, st, name, started, err)
+		case <-tick.C:
+			if h, err := st.locker.Holder(ctx, name); err == nil && h.Owner == self {
+				return nil
+			}
+		case <-deadline.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// startError maps the result of a manual run that ended while Trigger
+// waited: a run that happened (whatever its outcome, which the history
+// shows) is nil; a run that could not start is the reason.
+func (s *webSource) startError(ctx context.Context, st webState, name string, started time.Time, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, lock.ErrNotAcquired) {
+		if h, herr := st.locker.Holder(ctx, name); herr == nil {
+			return busy(name, h)
+		}
+		return fmt.Errorf("job %q is running already on another replica: %w", name, err)
+	}
+	shared, serr := st.hist.State(ctx, name)
+	if serr == nil {
+		for _, r := range shared.Runs {
+			if r.Manual && r.Owner == st.locker.Options().OwnerID && !r.Start.Before(started.Add(-time.Second)) {
+				return nil // it ran; its status is in the history
+			}
+		}
+	}
+	return err
+}
