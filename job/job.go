@@ -62,14 +62,14 @@ const (
 	// InterruptRerun records an interrupted run as interrupted and runs
 	// the same tick again on whichever replica takes the lock next (the
 	// same one after a restart, or another), with the attempt count going
-	// on. A rerun happens only until the job's next tick is due, and at
-	// most MaxInterruptions times per tick: after that the tick is recorded
-	// failed.
+	// on. A rerun happens only until the job's next tick is due; the
+	// tick's MaxInterruptions-th interruption is recorded failed (so a tick
+	// is rerun at most MaxInterruptions-1 times).
 	InterruptRerun
 )
 
-// MaxInterruptions bounds how often one tick of an InterruptRerun job is
-// run again after an interruption.
+// MaxInterruptions bounds the interruptions of one tick of an
+// InterruptRerun job: the last one is recorded failed, not rerun.
 const MaxInterruptions = 3
 
 func (i Interrupt) String() string {

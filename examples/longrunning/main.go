@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := process(ctx, lease, store, *batches, *batch, log); err != nil {
 		return err
 	}
-	log.Info().Dur("held", time.Since(start)).Dur("lease", *leaseDur).
+	log.Info().Float64("held_seconds", time.Since(start).Seconds()).Float64("lease_seconds", leaseDur.Seconds()).
 		Msg("operation finished; the lease was renewed in the background for as long as it took")
 	return nil
 }

@@ -17,7 +17,8 @@ import (
 // the job's lock keeps the new version from overlapping it. An invalid file
 // is rejected as a whole, its errors logged, and the jobs running stay as
 // they are. Settings other than jobs (nats, lock, history, http, log,
-// shutdown_grace, config_watch) are logged as needing a restart and not applied.
+// shutdown_grace, config_watch, max_concurrent_runs) are logged as needing a
+// restart and not applied.
 //
 // Reload returns the error it logged, for tests; SIGHUP calls it.
 func (d *Daemon) Reload() error {
@@ -88,6 +89,7 @@ func restartSections(a, b *config.Config) []string {
 		{"log", a.Log, b.Log},
 		{"shutdown_grace", a.ShutdownGrace, b.ShutdownGrace},
 		{"config_watch", a.ConfigWatch, b.ConfigWatch},
+		{"max_concurrent_runs", a.MaxConcurrentRuns, b.MaxConcurrentRuns},
 	} {
 		if !reflect.DeepEqual(s.x, s.y) {
 			out = append(out, s.name)

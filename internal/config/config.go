@@ -244,8 +244,8 @@ type Job struct {
 	// OnInterrupt is what happens to a tick whose run a shutdown (after
 	// shutdown_grace) or a lost lock interrupted: "skip" (the default) leaves
 	// it; "rerun" runs it again on the next replica that takes the lock,
-	// until the job's next tick is due and at most 3 times (then the tick is
-	// recorded failed).
+	// until the job's next tick is due; the third interruption of a tick is
+	// recorded failed (so a tick is rerun at most twice).
 	OnInterrupt string `yaml:"on_interrupt"`
 	// Suspended makes every replica skip the job's ticks (recorded as
 	// skipped), whatever `cronlock resume` says. Default false.
