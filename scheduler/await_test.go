@@ -2,6 +2,8 @@ package scheduler_test
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,4 +114,57 @@ func hasLabels(got []*dto.LabelPair, want map[string]string) bool {
 		}
 	}
 	return n == len(want)
+}
+
+// jobRun is a run's start as its job function saw it, in a test with
+// several jobs.
+type jobRun struct {
+	replica, job string
+	tick, start  time.Time
+}
+
+// jobRuns collects jobRuns from the job functions of several jobs.
+type jobRuns struct {
+	mu   sync.Mutex
+	runs []jobRun
+	ch   chan jobRun
+}
+
+func newJobRuns() *jobRuns { return &jobRuns{ch: make(chan jobRun, 1000)} }
+
+// record is a job function that records its start on replica, then
+// sleeps d.
+func (j *jobRuns) record(replica string, d time.Duration) func(context.Context) error {
+	return func(ctx context.Context) error {
+		start := time.Now()
+		info, _ := job.FromContext(ctx)
+		x := jobRun{replica: replica, job: info.Job, tick: info.Tick, start: start}
+		j.mu.Lock()
+		j.runs = append(j.runs, x)
+		j.mu.Unlock()
+		select {
+		case j.ch <- x:
+		default:
+		}
+		time.Sleep(d)
+		return nil
+	}
+}
+
+func (j *jobRuns) all() []jobRun {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.runs)
+}
+
+// next waits for the next run to start.
+func (j *jobRuns) next(t *testing.T, d time.Duration) jobRun {
+	t.Helper()
+	select {
+	case x := <-j.ch:
+		return x
+	case <-time.After(d):
+		t.Fatalf("no run within %v", d)
+		return jobRun{}
+	}
 }
