@@ -20,11 +20,18 @@ import (
 // then cannot record its result).
 func TestOutageCatchUp(t *testing.T) {
 	t.Parallel()
-	t.Run("between ticks", func(t *testing.T) { t.Parallel(); outageCatchUp(t, false) })
-	t.Run("during a run", func(t *testing.T) { t.Parallel(); outageCatchUp(t, true) })
+	t.Run("between ticks", func(t *testing.T) { t.Parallel(); outageCatchUp(t, false, 10*time.Second) })
+	t.Run("during a run", func(t *testing.T) { t.Parallel(); outageCatchUp(t, true, 10*time.Second) })
 }
 
-func outageCatchUp(t *testing.T, duringRun bool) {
+// Without a starting deadline nothing is caught up, but the first claim
+// after the outage still records the ticks it missed as an outage.
+func TestOutageWithoutCatchUp(t *testing.T) {
+	t.Parallel()
+	outageCatchUp(t, false, 0)
+}
+
+func outageCatchUp(t *testing.T, duringRun bool, deadline time.Duration) {
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
 	proxy := natstest.NewProxy(t, strings.TrimPrefix(url, "nats://"))
 	const name, period = "every.two", 2 * time.Second
@@ -39,7 +46,7 @@ func outageCatchUp(t *testing.T, duringRun bool) {
 		proxy.Cut()
 		cutting <- time.Now()
 	}
-	addJob(t, r, job.Job{Name: name, Schedule: "*/2 * * * * *", StartingDeadline: 10 * time.Second, Run: func(ctx context.Context) error {
+	addJob(t, r, job.Job{Name: name, Schedule: "*/2 * * * * *", StartingDeadline: deadline, Run: func(ctx context.Context) error {
 		if duringRun && len(starts.all()) == 0 {
 			defer cutNow() // before the run's result is recorded
 		}
@@ -76,6 +83,17 @@ func outageCatchUp(t *testing.T, duringRun bool) {
 		got = all[len(all)-1]
 		return got.start.After(cut)
 	})
+	if deadline == 0 {
+		r.stop()
+		if want := latest.Add(period); !got.tick.Equal(want) {
+			t.Errorf("first run after the outage: tick %v; want the next one, %v (no starting deadline: no catch-up)", got.tick, want)
+		}
+		missed := withStatus(runsOf(t, r, name), scheduler.StatusMissed)
+		if len(missed) != 1 || missed[0].Reason != scheduler.ReasonOutage {
+			t.Errorf("missed entries %+v, want one with reason %q", missed, scheduler.ReasonOutage)
+		}
+		return
+	}
 	if !got.tick.Equal(latest) {
 		t.Fatalf("first run after the outage (cut %v, restored %v): tick %v started %v; want the latest missed one, %v", cut.Format(time.StampMilli), restored.Format(time.StampMilli), got.tick, got.start.Format(time.StampMilli), latest)
 	}
