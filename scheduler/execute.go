@@ -80,6 +80,7 @@ func (s *Scheduler) track(e *entry, run *Run) func() {
 	name := e.job.Name
 	e.mu.Lock()
 	e.running++
+	e.runTick = run.Tick
 	e.mu.Unlock()
 	s.m.running.WithLabelValues(name).Inc()
 	return func() {
