@@ -43,7 +43,11 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease Le
 		run.Error = err.Error()
 	}
 	again := s.interrupted(e, run)
-	s.finish(*run, again, c, log)
+	if !s.finish(*run, again, c, log) {
+		// NATS failed while the run ended: the ticks that pass until it
+		// answers again are an outage, to catch up like one.
+		e.markOutage(true)
+	}
 }
 
 // interrupted applies the job's OnInterrupt policy to a finished run: a
@@ -76,6 +80,7 @@ func (s *Scheduler) track(e *entry, run *Run) func() {
 	name := e.job.Name
 	e.mu.Lock()
 	e.running++
+	e.runTick = run.Tick
 	e.mu.Unlock()
 	s.m.running.WithLabelValues(name).Inc()
 	return func() {
@@ -108,7 +113,8 @@ func runStatus(err, cause error, stopped bool) string {
 // finish records a finished run (its output under its own key first) in
 // the shared history, then reports it: OnResult, metrics, the log. The
 // result is recorded even if the lease is gone: it is this run's entry.
-func (s *Scheduler) finish(run Run, again *rerun, c *claimed, log zerolog.Logger) {
+// It reports whether the history took the record.
+func (s *Scheduler) finish(run Run, again *rerun, c *claimed, log zerolog.Logger) bool {
 	var guess *jobState
 	var rev uint64
 	if c != nil {
@@ -130,6 +136,7 @@ func (s *Scheduler) finish(run Run, again *rerun, c *claimed, log zerolog.Logger
 	s.m.runs.WithLabelValues(run.Job, run.Status).Inc()
 	s.m.duration.WithLabelValues(run.Job).Observe(run.Duration().Seconds())
 	logFinished(log, run, again)
+	return err == nil
 }
 
 // result hands a recorded entry to Options.OnResult.

@@ -95,11 +95,13 @@ func (s *Scheduler) catchUp(e *entry, gapReason string) bool {
 const recoverEvery = 100 * time.Millisecond
 
 // outageRetry returns a channel that fires when the job's outage catch-up
-// should be retried, or nil when there is no outage.
+// should be retried, or nil when there is no outage or nothing to catch up
+// (no StartingDeadline): then the mark stays until the next claim, which
+// records the ticks missed meanwhile as an outage.
 func (s *Scheduler) outageRetry(e *entry) <-chan time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.outage {
+	if !e.outage || e.job.StartingDeadline <= 0 {
 		return nil
 	}
 	return s.clock.After(recoverEvery)

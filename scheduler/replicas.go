@@ -112,8 +112,14 @@ type registry struct {
 	offset *offsetEstimate
 	now    func() time.Time // the replica's own clock
 
+	// othersMu guards others alone: the scheduling path reads it at every
+	// tick (live), so it is never held across a NATS call.
+	othersMu sync.Mutex
+	others   map[string]string // key → id, live replicas including self
+
+	// mu guards pending; announce holds it across its write, so the
+	// watch's sample of that write waits until the revision is known.
 	mu      sync.Mutex
-	others  map[string]string // key → id, live replicas including self
 	pending struct {
 		rev    uint64
 		t0, t1 time.Time
@@ -132,8 +138,8 @@ func (r *registry) id() string { return r.self.ID }
 // live returns the ids of the live replicas, self included once it has
 // announced itself.
 func (r *registry) live() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.othersMu.Lock()
+	defer r.othersMu.Unlock()
 	out := make([]string, 0, len(r.others))
 	for _, id := range r.others {
 		out = append(out, id)
@@ -153,15 +159,19 @@ func (r *registry) watch(ctx context.Context) error {
 }
 
 func (r *registry) heard(key string, rev uint64, stored time.Time, h nats.Header) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if kv.IsFree(h) {
+	r.othersMu.Lock()
+	free := kv.IsFree(h)
+	if free {
 		delete(r.others, key)
-		return
-	}
-	if id := h.Get(replicaHeader); id != "" {
+	} else if id := h.Get(replicaHeader); id != "" {
 		r.others[key] = id
 	}
+	r.othersMu.Unlock()
+	if free {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if key == r.key && rev == r.pending.rev && !r.pending.t0.IsZero() && r.offset != nil {
 		mid := r.pending.t0.Add(r.pending.t1.Sub(r.pending.t0) / 2)
 		r.offset.add(stored.Sub(mid), r.pending.t1.Sub(r.pending.t0))

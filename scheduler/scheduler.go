@@ -28,6 +28,7 @@ type Scheduler struct {
 	registry *registry
 	offset   *offsetEstimate
 	slots    slots
+	due      dueTicks
 	m        *metrics
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
@@ -56,7 +57,8 @@ type entry struct {
 	next    time.Time
 	last    *Run
 	running int
-	outage  bool // NATS failed at a tick: catch up once it answers
+	runTick time.Time // the tick of the run in progress (the latest if several)
+	outage  bool      // NATS failed at a tick: catch up once it answers
 }
 
 func (e *entry) outageMarked() bool {

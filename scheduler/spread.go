@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -14,8 +15,8 @@ import (
 // tick to the live replicas (registry), balanced by count: the assigned
 // replica tries at once, the others one spreadStep later per rank, so they
 // take over only when it does not claim the tick. A replica also waits a
-// spreadStep per run it already has in progress (up to maxBusySteps), so a
-// busy replica yields to an idle one. An idle fleet, or a lone replica,
+// spreadStep per run of an earlier tick it still has in progress (up to
+// maxBusySteps), so a busy replica yields to an idle one. An idle fleet, or a lone replica,
 // keeps its tick-to-start delay: the assigned replica never waits.
 const (
 	spreadStep   = 20 * time.Millisecond
@@ -45,7 +46,7 @@ func (s *Scheduler) spreadDelay(name string, tick time.Time) time.Duration {
 	if len(live) < 2 {
 		return 0
 	}
-	busy := min(s.busy(), maxBusySteps)
+	busy := min(s.busy(tick), maxBusySteps)
 	d := time.Duration(busy) * spreadStep
 	if tick.IsZero() {
 		return d
@@ -100,32 +101,67 @@ func mix(s string, tick time.Time) uint64 {
 	return h.Sum64()
 }
 
-// dueAt returns the names of the jobs whose next tick is tick.
+// dueAt returns the names of the registered jobs that have a tick at tick,
+// by their schedules. Not by where their loops are: a loop that has already
+// skipped the tick (another replica claimed it) moves on to its next one,
+// so the set would shrink while the tick is dealt, differently on each
+// replica, and the replicas would rank the jobs differently. Cached per
+// tick, as every due job's loop asks.
 func (s *Scheduler) dueAt(tick time.Time) []string {
+	s.due.mu.Lock()
+	defer s.due.mu.Unlock()
+	if names, ok := s.due.byTick[tick]; ok {
+		return names
+	}
+	s.mu.Lock()
+	var out []string
+	for _, e := range s.jobs {
+		if e.sched.Next(tick.Add(-time.Nanosecond)).Equal(tick) {
+			out = append(out, e.job.Name)
+		}
+	}
+	s.mu.Unlock()
+	if s.due.byTick == nil {
+		s.due.byTick = map[time.Time][]string{}
+	}
+	for t := range s.due.byTick {
+		if t.Before(tick.Add(-dueKept)) {
+			delete(s.due.byTick, t)
+		}
+	}
+	s.due.byTick[tick] = out
+	return out
+}
+
+// dueKept is how long before the latest tick asked the due sets of older
+// ticks are kept: long past any spread delay.
+const dueKept = time.Minute
+
+// dueTicks caches dueAt.
+type dueTicks struct {
+	mu     sync.Mutex
+	byTick map[time.Time][]string
+}
+
+// busy is the number of runs in progress on this replica that began for a
+// tick before tick (a zero tick: all of them). Runs this replica took at
+// tick itself do not count: its loops reach the tick some milliseconds
+// apart, and the later ones would otherwise yield the replica's own
+// assigned jobs to the next rank as soon as the earlier ones started.
+func (s *Scheduler) busy(tick time.Time) int {
 	s.mu.Lock()
 	entries := make([]*entry, 0, len(s.jobs))
 	for _, e := range s.jobs {
 		entries = append(entries, e)
 	}
 	s.mu.Unlock()
-	var out []string
+	n := 0
 	for _, e := range entries {
 		e.mu.Lock()
-		if e.next.Equal(tick) {
-			out = append(out, e.job.Name)
-		}
-		e.mu.Unlock()
-	}
-	return out
-}
-
-// busy is the number of runs in progress on this replica.
-func (s *Scheduler) busy() int {
-	n := 0
-	for _, st := range s.Jobs() {
-		if st.Running {
+		if e.running > 0 && (tick.IsZero() || e.runTick.Before(tick)) {
 			n++
 		}
+		e.mu.Unlock()
 	}
 	return n
 }

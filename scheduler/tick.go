@@ -33,6 +33,14 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason string) bool {
 	lease, reason, err := s.lockTick(e, tick)
 	if lease == nil {
 		s.skip(name, reason, err, log)
+		if reason == skipLocked && gapReason == ReasonOutage {
+			// Right after an outage the lock may be held by this replica's
+			// own acquire that NATS applied after the caller gave up (its
+			// reply lost, the write sent on reconnect); it frees at its
+			// lease's expiry. Keep the outage and retry: a replica that
+			// holds it to run the tick claims it, which ends the retries.
+			return false
+		}
 		return s.answered(e, reason)
 	}
 	defer release(lease) // after the run has returned and its result is recorded
