@@ -786,3 +786,4 @@ func TestNotAcquiredErrorNamesHolder(t *testing.T) {
 		t.Errorf("holder %+v key %q, want replica-a with token %d on k", nae.Holder, nae.Key, lease.Token())
 	}
 }
+

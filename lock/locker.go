@@ -35,6 +35,7 @@ type Locker struct {
 	held    leases // live leases, which the watch ends on a foreign write
 
 	closeOnce sync.Once
+	closing   chan struct{} // closed by Close: background clean-ups stop
 	follower  *follow.Follower
 	reapers   sync.WaitGroup // see reap
 }
@@ -60,7 +61,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts Options) (*Locker, er
 	case err != nil:
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	l := &Locker{bucket: b, opts: o, log: o.Logger, tracker: newTracker()}
+	l := &Locker{bucket: b, opts: o, log: o.Logger, tracker: newTracker(), closing: make(chan struct{})}
 	if l.follower, err = l.watch(ctx); err != nil {
 		return nil, fmt.Errorf("lock: watch bucket %q: %w", o.Bucket, err)
 	}
@@ -72,6 +73,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts Options) (*Locker, er
 // leases.
 func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
+		close(l.closing)
 		defer l.reapers.Wait()
 		if l.follower != nil {
 			l.follower.Stop()
