@@ -786,4 +786,3 @@ func TestNotAcquiredErrorNamesHolder(t *testing.T) {
 		t.Errorf("holder %+v key %q, want replica-a with token %d on k", nae.Holder, nae.Key, lease.Token())
 	}
 }
-

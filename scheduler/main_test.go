@@ -13,7 +13,7 @@ import (
 // GOMAXPROCS (2 on the CI machine) would serialise over two minutes of
 // waiting. The CPU-sensitive tests (clock skew, jitter, goleak) are not
 // parallel: they run alone, before these.
-const minParallel = 8
+const minParallel = 4
 
 func TestMain(m *testing.M) {
 	flag.Parse()

@@ -70,10 +70,11 @@ func outageCatchUp(t *testing.T, duringRun bool, deadline time.Duration) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no run before the cut")
 	}
-	// Restore 100 ms after a tick, at least two ticks later: the latest
-	// missed tick is then that one, and the next is 1.9 s away.
+	// Restore 800 ms after a tick, at least two ticks later, once that
+	// tick's own attempt (AcquireTimeout 500 ms) has given up: the latest
+	// missed tick is then that one, and the next is 1.2 s away.
 	latest := cut.Add(2 * period).Truncate(period).Add(period)
-	time.Sleep(time.Until(latest.Add(100 * time.Millisecond))) // the outage itself
+	time.Sleep(time.Until(latest.Add(800 * time.Millisecond))) // the outage itself
 	proxy.Thaw()
 	restored := time.Now()
 
