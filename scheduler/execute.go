@@ -80,10 +80,12 @@ func (s *Scheduler) track(e *entry, run *Run) func() {
 	name := e.job.Name
 	e.mu.Lock()
 	e.running++
-	e.runTick = run.Tick
 	e.mu.Unlock()
+	tick := run.Tick
+	s.inflight.add(tick, 1)
 	s.m.running.WithLabelValues(name).Inc()
 	return func() {
+		s.inflight.add(tick, -1)
 		s.m.running.WithLabelValues(name).Dec()
 		e.mu.Lock()
 		defer e.mu.Unlock()

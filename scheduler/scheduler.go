@@ -29,6 +29,8 @@ type Scheduler struct {
 	offset   *offsetEstimate
 	slots    slots
 	due      dueTicks
+	deals    deals
+	inflight inflight
 	m        *metrics
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
@@ -57,8 +59,7 @@ type entry struct {
 	next    time.Time
 	last    *Run
 	running int
-	runTick time.Time // the tick of the run in progress (the latest if several)
-	outage  bool      // NATS failed at a tick: catch up once it answers
+	outage  bool // NATS failed at a tick: catch up once it answers
 }
 
 func (e *entry) outageMarked() bool {

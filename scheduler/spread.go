@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -15,11 +16,13 @@ import (
 // tick to the live replicas (registry), balanced by count: the assigned
 // replica tries at once, the others one spreadStep later per rank, so they
 // take over only when it does not claim the tick. A replica also waits a
-// spreadStep per run of an earlier tick it still has in progress (up to
-// maxBusySteps), so a busy replica yields to an idle one. An idle fleet, or a lone replica,
-// keeps its tick-to-start delay: the assigned replica never waits.
+// busyStep per run of an earlier tick it still has in progress, up to
+// maxBusySteps: a busy replica yields to a less busy one, while a fleet that
+// is busy everywhere pays at most 50 ms. An idle fleet, or a lone replica,
+// keeps its tick-to-start delay: the assigned replica does not wait.
 const (
 	spreadStep   = 20 * time.Millisecond
+	busyStep     = 5 * time.Millisecond
 	maxBusySteps = 10
 )
 
@@ -47,39 +50,89 @@ func (s *Scheduler) spreadDelay(name string, tick time.Time) time.Duration {
 		return 0
 	}
 	busy := min(s.busy(tick), maxBusySteps)
-	d := time.Duration(busy) * spreadStep
+	d := time.Duration(busy) * busyStep
 	if tick.IsZero() {
 		return d
 	}
-	return d + time.Duration(rank(s.dueAt(tick), name, live, s.registry.id(), tick))*spreadStep
+	return d + time.Duration(s.rank(name, live, tick))*spreadStep
 }
 
 // rank is self's place among the live replicas for the job at tick: 0 for
 // the replica the job is assigned to, then 1, 2... The due jobs, ordered
 // by a hash with the tick, are dealt to the replicas, ordered likewise, in
-// turn.
-func rank(due []string, name string, live []string, self string, tick time.Time) int {
-	byHash := func(xs []string) []string {
-		out := slices.Clone(xs)
-		slices.SortFunc(out, func(a, b string) int {
-			ha, hb := mix(a, tick), mix(b, tick)
-			switch {
-			case ha < hb:
-				return -1
-			case ha > hb:
-				return 1
-			}
-			return cmpString(a, b)
-		})
-		return out
-	}
-	jobs, reps := byHash(due), byHash(live)
-	i, me := slices.Index(jobs, name), slices.Index(reps, self)
-	if i < 0 || me < 0 {
+// turn. The deal is made once per tick and live set (dealFor) and reused by
+// every job of the tick: ordering per job made a tick cost O(jobs² log jobs).
+func (s *Scheduler) rank(name string, live []string, tick time.Time) int {
+	d := s.deals.dealFor(tick, live, s.dueAt)
+	i, ok := d.pos[name]
+	me := slices.Index(d.reps, s.registry.id())
+	if !ok || me < 0 {
 		return 0
 	}
-	n := len(reps)
+	n := len(d.reps)
 	return ((me-i)%n + n) % n
+}
+
+// deals caches the deal of the last few ticks.
+type deals struct {
+	mu   sync.Mutex
+	last []*deal
+}
+
+type deal struct {
+	tick time.Time
+	live string         // the live replicas it was made for, joined
+	pos  map[string]int // job name -> place in the hash order
+	reps []string       // live replicas in hash order
+}
+
+const dealsKept = 4
+
+func (c *deals) dealFor(tick time.Time, live []string, due func(time.Time) []string) *deal {
+	key := strings.Join(live, "\x00")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range c.last {
+		if d.tick.Equal(tick) && d.live == key {
+			return d
+		}
+	}
+	jobs := hashOrder(due(tick), tick)
+	d := &deal{tick: tick, live: key, pos: make(map[string]int, len(jobs)), reps: hashOrder(live, tick)}
+	for i, j := range jobs {
+		d.pos[j] = i
+	}
+	c.last = append(c.last, d)
+	if len(c.last) > dealsKept {
+		c.last = c.last[1:]
+	}
+	return d
+}
+
+// hashOrder sorts xs by a hash of each with the tick (hashing once each).
+func hashOrder(xs []string, tick time.Time) []string {
+	type hashed struct {
+		s string
+		h uint64
+	}
+	hs := make([]hashed, len(xs))
+	for i, x := range xs {
+		hs[i] = hashed{x, mix(x, tick)}
+	}
+	slices.SortFunc(hs, func(a, b hashed) int {
+		switch {
+		case a.h < b.h:
+			return -1
+		case a.h > b.h:
+			return 1
+		}
+		return cmpString(a.s, b.s)
+	})
+	out := make([]string, len(hs))
+	for i, x := range hs {
+		out[i] = x.s
+	}
+	return out
 }
 
 func cmpString(a, b string) int {
@@ -149,21 +202,33 @@ type dueTicks struct {
 // apart, and the later ones would otherwise yield the replica's own
 // assigned jobs to the next rank as soon as the earlier ones started.
 func (s *Scheduler) busy(tick time.Time) int {
-	s.mu.Lock()
-	entries := make([]*entry, 0, len(s.jobs))
-	for _, e := range s.jobs {
-		entries = append(entries, e)
+	s.inflight.mu.Lock()
+	defer s.inflight.mu.Unlock()
+	if tick.IsZero() {
+		return s.inflight.total
 	}
-	s.mu.Unlock()
-	n := 0
-	for _, e := range entries {
-		e.mu.Lock()
-		if e.running > 0 && (tick.IsZero() || e.runTick.Before(tick)) {
-			n++
-		}
-		e.mu.Unlock()
+	return s.inflight.total - s.inflight.byTick[tick]
+}
+
+// inflight counts the runs in progress on this replica, in total and by
+// tick, so that busy costs O(1) at every job of every tick.
+type inflight struct {
+	mu     sync.Mutex
+	total  int
+	byTick map[time.Time]int
+}
+
+// add counts a run of tick in (n = 1) or out (n = -1).
+func (f *inflight) add(tick time.Time, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.byTick == nil {
+		f.byTick = map[time.Time]int{}
 	}
-	return n
+	f.total += n
+	if f.byTick[tick] += n; f.byTick[tick] == 0 {
+		delete(f.byTick, tick)
+	}
 }
 
 // slots bounds the runs of ticks in progress on a replica; the zero value
