@@ -51,6 +51,13 @@ func TestSmoke(t *testing.T) {
 	if res.Missing > res.Expected/2 {
 		t.Errorf("%d of %d checked ticks missing", res.Missing, res.Expected)
 	}
+	window := 0
+	for _, r := range res.Replicas {
+		window += r.WindowRuns
+	}
+	if window < res.Ran || res.Spread.Max > window || res.Spread.Min > res.Spread.Max {
+		t.Errorf("runs per replica %+v (sum %d) do not add up to the %d job-ticks that ran", res.Spread, window, res.Ran)
+	}
 	if res.Trace == nil || res.Trace.ProductivePerTick == 0 {
 		t.Errorf("the lock trace saw no hold that ran a job: %+v", res.Trace)
 	}

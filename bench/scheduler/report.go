@@ -49,15 +49,18 @@ type result struct {
 	// in each 100 ms of the second after the tick, over the run.
 	MachineBusyByPhase [10]float64 `json:"machine_busy_pct_by_100ms_phase"`
 
-	Replicas []replicaSummary   `json:"replicas"`
-	Server   serverSummary      `json:"server"`
-	Tap      map[string]float64 `json:"tap_per_job_tick,omitempty"`
-	Trace    *traceSummary      `json:"lock_trace,omitempty"`
+	Replicas []replicaSummary `json:"replicas"`
+	// Spread is the fewest and most window runs on one replica.
+	Spread spread             `json:"runs_per_replica"`
+	Server serverSummary      `json:"server"`
+	Tap    map[string]float64 `json:"tap_per_job_tick,omitempty"`
+	Trace  *traceSummary      `json:"lock_trace,omitempty"`
 }
 
 type replicaSummary struct {
 	Name           string             `json:"name"`
 	Runs           int                `json:"runs"`
+	WindowRuns     int                `json:"window_runs"` // runs of the checked window's ticks
 	CPUPct         float64            `json:"cpu_pct"`
 	UserS          float64            `json:"cpu_user_s"`
 	SysS           float64            `json:"cpu_sys_s"`
@@ -117,7 +120,7 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 	}
 	var delays []int64
 	for _, rep := range reps {
-		n := 0
+		n, w := 0, 0
 		for j, runs := range rep.Runs {
 			if j >= c.Jobs {
 				break
@@ -137,6 +140,7 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 					r.OffGrid++
 				}
 				if tick >= lo && tick <= hi {
+					w++
 					delays = append(delays, d)
 					if d > int64(time.Second/time.Microsecond) {
 						r.Late1s++
@@ -147,7 +151,7 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 		r.RunsTotal += n
 		cpu := rep.UserSeconds + rep.SysSeconds
 		rs := replicaSummary{
-			Name: rep.Name, Runs: n,
+			Name: rep.Name, Runs: n, WindowRuns: w,
 			CPUPct: 100 * cpu / max(rep.WallSeconds, 1e-9), UserS: rep.UserSeconds, SysS: rep.SysSeconds,
 			MaxRSSMiB: float64(rep.MaxRSSKiB) / 1024, HeapMiB: float64(rep.HeapInuse) / (1 << 20),
 			HeapPeakMiB: float64(rep.HeapInusePeak) / (1 << 20), GoroutinesPeak: rep.GoroutinesPeak,
@@ -164,6 +168,7 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 		}
 		r.Replicas = append(r.Replicas, rs)
 	}
+	r.Spread = spreadOf(r.Replicas)
 	for t := lo; t <= hi; t++ {
 		m := 0
 		for j := range c.Jobs {
@@ -221,6 +226,7 @@ func printSummary(w io.Writer, r *result) {
 	}
 	fmt.Fprintf(w, "delay start−tick: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms; late > 1 s: %d (%.2f%%)\n",
 		r.DelayP50, r.DelayP90, r.DelayP99, r.DelayP999, r.DelayMax, r.Late1s, r.Late1sPct)
+	fmt.Fprintf(w, "checked runs per replica, min–max: %s\n", r.Spread)
 	if r.Missing > 0 {
 		fmt.Fprintf(w, "missing per checked second: %v\n", r.MissingByTick)
 	}
@@ -278,7 +284,7 @@ func cores() string { return fmt.Sprintf("%d cores", runtime.NumCPU()) }
 func printSweep(w io.Writer, rs []*result) {
 	fmt.Fprintln(w, "\n== sweep")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "jobs/s\tchecked\tmissing %\tlate>1s %\tdup\tp50 ms\tp99 ms\tmax ms\treplica CPU % (each)\tserver CPU %\tacq err (sum)\twasted holds/jt\tnever-released holds\t")
+	fmt.Fprintln(tw, "jobs/s\tchecked\tmissing %\tlate>1s %\tdup\tp50 ms\tp99 ms\tmax ms\treplica CPU % (each)\tserver CPU %\truns/replica min–max\tacq err (sum)\twasted holds/jt\tnever-released holds\t")
 	for _, r := range rs {
 		var cpus []string
 		skipErr := 0.0
@@ -291,9 +297,9 @@ func printSweep(w io.Writer, rs []*result) {
 			wasted = fmt.Sprintf("%.2f", r.Trace.WastedPerTick)
 			expired = fmt.Sprintf("%d/%d jobs", r.Trace.Expired, r.Trace.Jobs)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%d\t%.1f\t%.1f\t%.0f\t%s\t%.0f\t%.0f\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%d\t%.1f\t%.1f\t%.0f\t%s\t%.0f\t%s\t%.0f\t%s\t%s\t\n",
 			r.Config.Jobs, r.Expected, r.MissingPct, r.Late1sPct, r.Duplicates, r.DelayP50, r.DelayP99, r.DelayMax,
-			strings.Join(cpus, "/"), r.Server.CPUPct, skipErr, wasted, expired)
+			strings.Join(cpus, "/"), r.Server.CPUPct, r.Spread, skipErr, wasted, expired)
 	}
 	tw.Flush()
 }
