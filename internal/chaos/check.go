@@ -86,11 +86,14 @@ type Overlap struct {
 	// resource saw the holders' writes in token order (the stale run was
 	// frozen, or its last write beat the newer run's first by a hair).
 	Silent bool
-	// Paused: the stale run's replica was under a pause or pause-tree
-	// fault when the newer run started (or up to 1 s before its end): the
-	// paused-holder case. Fenced and silent overlaps without it are
-	// violations too: two live holders at once.
-	Paused bool
+	// FrozenHost: the stale run's replica was under a pause-tree fault
+	// (cronlock and its jobs stopped: a frozen host) when the newer run
+	// started, or had been resumed at most 1 s before: the paused-holder
+	// case fencing exists for. Only then is a fenced or silent overlap
+	// excused. A pause of cronlock alone is no excuse: the job's shim
+	// kills it at the lease's local safe deadline, before the server can
+	// let another holder in, so any overlap there is a violation.
+	FrozenHost bool
 }
 
 // Miss is a tick of a short job that did not run.
@@ -128,8 +131,13 @@ type Report struct {
 	MissesByCause  map[string]int
 	Takeover       map[string][]time.Duration // fault kind → delay from fault to the next holder's start (long jobs)
 	Recovery       map[string][]time.Duration // fault kind → delay until every short job ran again
-	FaultsByKind   map[string]int
-	Violations     []string
+	// CatchUp: NATS fault kind → delay from the streams having leaders
+	// again to every short job having run again (see CatchUp); CatchUps
+	// has the details of every NATS fault.
+	CatchUp      map[string][]time.Duration
+	CatchUps     []CatchUp
+	FaultsByKind map[string]int
+	Violations   []string
 }
 
 // OK reports whether no violation was found.
@@ -152,7 +160,7 @@ func (r *Report) violate(format string, args ...any) {
 //  4. Shutdown: exit codes 0, no lock held, no process left.
 //  5. Takeover and recovery delays (reported, not checked).
 func Check(h *History) *Report {
-	r := &Report{RunsByJob: map[string]int{}, MissesByCause: map[string]int{}, Takeover: map[string][]time.Duration{}, Recovery: map[string][]time.Duration{}, FaultsByKind: map[string]int{}}
+	r := &Report{RunsByJob: map[string]int{}, MissesByCause: map[string]int{}, Takeover: map[string][]time.Duration{}, Recovery: map[string][]time.Duration{}, CatchUp: map[string][]time.Duration{}, FaultsByKind: map[string]int{}}
 	for _, f := range h.Faults {
 		r.FaultsByKind[f.Kind]++
 	}
@@ -281,12 +289,12 @@ func Check(h *History) *Report {
 					last := accepted[k]
 					o.Silent = !wrote || last.Before(first)
 				}
-				o.Paused = paused(h, earlier.Replica, later.Start)
+				o.FrozenHost = frozenHost(h, earlier.Replica, later.Start)
 				r.Overlaps = append(r.Overlaps, o)
 				switch {
-				case o.Fenced && o.Paused:
+				case o.Fenced && o.FrozenHost:
 					r.FencedOverlaps++
-				case o.Silent && o.Paused:
+				case o.Silent && o.FrozenHost:
 					r.SilentOverlaps++
 				default:
 					r.violate("overlap: %s", o)
@@ -439,31 +447,25 @@ func Check(h *History) *Report {
 		if f.Kind == FNATSOutage {
 			ref = f.End
 		}
-		var worst time.Duration
-		ok := true
-		for _, j := range h.ShortJobs {
-			found := false
-			for _, run := range byJob[j] {
-				if run.Start.After(ref) {
-					worst = max(worst, run.Start.Sub(ref))
-					found = true
-					break
-				}
-			}
-			ok = ok && found
-		}
-		if ok && len(h.ShortJobs) > 0 {
+		if worst, ok := firstRunsAfter(h.ShortJobs, byJob, ref); ok {
 			r.Recovery[f.Kind] = append(r.Recovery[f.Kind], worst)
+		}
+	}
+	for _, c := range catchUps(h, byJob) {
+		r.CatchUps = append(r.CatchUps, c)
+		if c.Ran {
+			r.CatchUp[c.Fault.Kind] = append(r.CatchUp[c.Fault.Kind], c.Delay)
 		}
 	}
 	return r
 }
 
-// paused reports whether replica was under a pause or pause-tree fault at
-// t (or had been resumed at most a second before it).
-func paused(h *History, replica string, t time.Time) bool {
+// frozenHost reports whether replica was under a pause-tree fault at t (or
+// had been resumed at most a second before it). Plain pause faults do not
+// count: see Overlap.FrozenHost.
+func frozenHost(h *History, replica string, t time.Time) bool {
 	for _, f := range h.Faults {
-		if (f.Kind == FPause || f.Kind == FPauseTree) && f.Target == replica && !f.Start.After(t) && !t.After(f.End.Add(time.Second)) {
+		if f.Kind == FPauseTree && f.Target == replica && !f.Start.After(t) && !t.After(f.End.Add(time.Second)) {
 			return true
 		}
 	}
@@ -480,9 +482,9 @@ func (o Overlap) String() string {
 	if !e.End.IsZero() {
 		end = e.End.Format(tsFmt)
 	}
-	return fmt.Sprintf("%s: tick %s on %s (pid %d, token %d, %s–%s, %s) and tick %s on %s (pid %d, token %d, from %s); fenced=%v silent=%v paused=%v",
+	return fmt.Sprintf("%s: tick %s on %s (pid %d, token %d, %s–%s, %s) and tick %s on %s (pid %d, token %d, from %s); fenced=%v silent=%v frozen-host=%v",
 		e.Job, e.Tick.Format("15:04:05"), e.Replica, e.PID, e.Token, e.Start.Format(tsFmt), end, e.Status,
-		l.Tick.Format("15:04:05"), l.Replica, l.PID, l.Token, l.Start.Format(tsFmt), o.Fenced, o.Silent, o.Paused)
+		l.Tick.Format("15:04:05"), l.Replica, l.PID, l.Token, l.Start.Format(tsFmt), o.Fenced, o.Silent, o.FrozenHost)
 }
 
 // Coverage causes. A tick is eligible when, at the tick, at least two NATS

@@ -41,7 +41,12 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 	printDelays(w, r.Takeover, h.Lease)
 	fmt.Fprintf(w, "   recovery after NATS faults and rolling restarts (fault, or restore for an outage → every short job ran again):\n")
 	printDelays(w, r.Recovery, 0)
+	fmt.Fprintf(w, "   catch-up after NATS faults (streams have leaders again → every short job ran again; target p99 < %v):\n", CatchUpTarget)
+	printDelays(w, r.CatchUp, 0)
 	if verbose {
+		for _, c := range r.CatchUps {
+			fmt.Fprintf(w, "   catch-up: %s\n", c)
+		}
 		for _, o := range r.Overlaps {
 			fmt.Fprintf(w, "   overlap: %s\n", o)
 		}
@@ -106,6 +111,7 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 		ds := r.Recovery[k]
 		fmt.Fprintf(&b, "| %s | %d | %v | %v | %v |\n", k, len(ds), rd(Percentile(ds, 50)), rd(Percentile(ds, 99)), rd(Percentile(ds, 100)))
 	}
+	r.catchUpMarkdown(&b)
 	if len(r.Violations) > 0 {
 		fmt.Fprintf(&b, "\nViolations:\n\n")
 		for _, v := range r.Violations {
@@ -113,6 +119,29 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 		}
 	}
 	return b.String()
+}
+
+// CatchUpTarget is the issue's target for the p99 catch-up after a NATS
+// fault (reported, not checked: it is a latency, not a correctness rule).
+const CatchUpTarget = time.Second
+
+func (r *Report) catchUpMarkdown(b *strings.Builder) {
+	fmt.Fprintf(b, "\nCatch-up after NATS faults (streams have leaders again → every short job has run again; short jobs have `starting_deadline: %v`; target p99 < %v):\n\n", ShortStartingDeadline, CatchUpTarget)
+	fmt.Fprintf(b, "| Fault | n | leaders lost | p50 | p99 | max | p99 < %v |\n|---|---|---|---|---|---|---|\n", CatchUpTarget)
+	for _, k := range sortedKeys(r.CatchUp) {
+		ds := r.CatchUp[k]
+		lost := 0
+		for _, c := range r.CatchUps {
+			if c.Fault.Kind == k && c.Ran && c.LeadersLost {
+				lost++
+			}
+		}
+		met := "yes"
+		if Percentile(ds, 99) >= CatchUpTarget {
+			met = "**no**"
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %v | %v | %v | %s |\n", k, len(ds), lost, rd(Percentile(ds, 50)), rd(Percentile(ds, 99)), rd(Percentile(ds, 100)), met)
+	}
 }
 
 func rd(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
