@@ -21,7 +21,7 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 	for _, j := range sortedKeys(r.RunsByJob) {
 		fmt.Fprintf(w, "  %-8s %d\n", j, r.RunsByJob[j])
 	}
-	fmt.Fprintf(w, "1. overlaps: %d violations, %d fenced (paused holder rejected by the fence), %d silent (paused holder wrote nothing after the new holder's first write)\n", len(r.Overlaps)-r.FencedOverlaps-r.SilentOverlaps, r.FencedOverlaps, r.SilentOverlaps)
+	fmt.Fprintf(w, "1. overlaps: %d violations, %d fenced (frozen host's holder rejected by the fence), %d silent (frozen host's holder wrote nothing after the new holder's first write)\n", len(r.Overlaps)-r.FencedOverlaps-r.SilentOverlaps, r.FencedOverlaps, r.SilentOverlaps)
 	fmt.Fprintf(w, "2. ticks run twice: %d\n", len(r.Duplicates))
 	fmt.Fprintf(w, "3. coverage of short-job ticks %s–%s: %d/%d ran (%.2f%%); eligible %d/%d ran (%.2f%%)\n",
 		h.From.Format(tsFmt), h.To.Format(tsFmt), r.Ran, r.Expected, pct(r.Ran, r.Expected), r.EligibleRan, r.Eligible, pct(r.EligibleRan, r.Eligible))
@@ -85,8 +85,8 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 	fmt.Fprintf(&b, "| runs killed mid-run (start, no end) / of which not by a replica kill | %d / %d |\n", r.Killed, r.KilledOther)
 	fmt.Fprintf(&b, "| fence rejections / runs ended fenced | %d / %d |\n", r.Rejections, r.FencedRuns)
 	fmt.Fprintf(&b, "| 1. overlaps that are violations | %d |\n", len(r.Overlaps)-r.FencedOverlaps-r.SilentOverlaps)
-	fmt.Fprintf(&b, "| 1. fenced overlaps (paused holder rejected by the fence) | %d |\n", r.FencedOverlaps)
-	fmt.Fprintf(&b, "| 1. silent overlaps (paused holder wrote nothing after the new holder's first write) | %d |\n", r.SilentOverlaps)
+	fmt.Fprintf(&b, "| 1. fenced overlaps (pause-tree holder rejected by the fence) | %d |\n", r.FencedOverlaps)
+	fmt.Fprintf(&b, "| 1. silent overlaps (pause-tree holder wrote nothing after the new holder's first write) | %d |\n", r.SilentOverlaps)
 	fmt.Fprintf(&b, "| 2. ticks run twice | %d |\n", len(r.Duplicates))
 	fmt.Fprintf(&b, "| 3. short-job ticks ran / expected | %d / %d (%.2f%%) |\n", r.Ran, r.Expected, pct(r.Ran, r.Expected))
 	fmt.Fprintf(&b, "| 3. eligible ticks ran / eligible | %d / %d (%.2f%%) |\n", r.EligibleRan, r.Eligible, pct(r.EligibleRan, r.Eligible))
