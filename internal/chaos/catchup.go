@@ -29,6 +29,14 @@ type CatchUp struct {
 	// after Back; Ran is false if some short job never started again.
 	Delay time.Duration
 	Ran   bool
+	// Answering is like Back, for the streams answering the prober (see
+	// prober; only for histories with probed samples, else Back):
+	// the time of the last sample in that span in which a stream did not
+	// answer, or Back. AnswerDelay is the catch-up from then, and
+	// AnswerRan says whether every short job ran after it.
+	Answering   time.Time
+	AnswerDelay time.Duration
+	AnswerRan   bool
 }
 
 func (c CatchUp) String() string {
@@ -36,7 +44,7 @@ func (c CatchUp) String() string {
 	if !c.Ran {
 		ran = "not every short job ran again"
 	}
-	return fmt.Sprintf("fault %d %s %s at %s: streams had leaders at %s (lost: %v); %s", c.Fault.Seq, c.Fault.Kind, c.Fault.Target, c.Fault.Start.Format(tsFmt), c.Back.Format(tsFmt), c.LeadersLost, ran)
+	return fmt.Sprintf("fault %d %s %s at %s: streams had leaders at %s (lost: %v), answered at %s; %s (%v from answering)", c.Fault.Seq, c.Fault.Kind, c.Fault.Target, c.Fault.Start.Format(tsFmt), c.Back.Format(tsFmt), c.LeadersLost, c.Answering.Format(tsFmt), ran, c.AnswerDelay.Round(time.Millisecond))
 }
 
 // catchUps measures every NATS fault's catch-up. faults must be in the
@@ -62,7 +70,14 @@ func catchUps(h *History, byJob map[string][]Record) []CatchUp {
 				c.Back, c.LeadersLost = s.Time, true
 			}
 		}
+		c.Answering = c.Back
+		for _, s := range samples {
+			if h.Probed && !s.Time.Before(c.Back) && s.Time.Before(until) && !(s.LockAnswers && s.HistoryAnswers) {
+				c.Answering = s.Time
+			}
+		}
 		c.Delay, c.Ran = firstRunsAfter(h.ShortJobs, byJob, c.Back)
+		c.AnswerDelay, c.AnswerRan = firstRunsAfter(h.ShortJobs, byJob, c.Answering)
 		out = append(out, c)
 	}
 	return out

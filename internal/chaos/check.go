@@ -46,6 +46,10 @@ type Sample struct {
 	NodesUp       int       `json:"nodes_up"`
 	LockLeader    string    `json:"lock_leader"`    // "" when no running node reports one
 	HistoryLeader string    `json:"history_leader"` // idem, for the history stream
+	// LockAnswers and HistoryAnswers: the stream answered a stream-info
+	// request and a KV get within probeTimeout (see prober).
+	LockAnswers    bool `json:"lock_answers"`
+	HistoryAnswers bool `json:"history_answers"`
 }
 
 // ShutdownState is what the harness saw after the final clean shutdown.
@@ -72,6 +76,9 @@ type History struct {
 	// VanishedRuns: Record.Key → when the harness (polling every 50 ms)
 	// first saw the run's process gone without its end line.
 	VanishedRuns map[string]time.Time `json:"vanished_runs,omitempty"`
+	// Probed: the samples have LockAnswers and HistoryAnswers (histories
+	// of earlier versions do not).
+	Probed bool `json:"probed,omitempty"`
 	// Vanished is the same keyed by pid only, as written by earlier
 	// versions (ambiguous when pids are reused); read for -recheck.
 	Vanished map[int]time.Time `json:"vanished,omitempty"`
@@ -134,10 +141,13 @@ type Report struct {
 	// CatchUp: NATS fault kind → delay from the streams having leaders
 	// again to every short job having run again (see CatchUp); CatchUps
 	// has the details of every NATS fault.
-	CatchUp      map[string][]time.Duration
-	CatchUps     []CatchUp
-	FaultsByKind map[string]int
-	Violations   []string
+	CatchUp map[string][]time.Duration
+	// CatchUpAnswering is the same from the streams answering requests
+	// (probed histories only).
+	CatchUpAnswering map[string][]time.Duration
+	CatchUps         []CatchUp
+	FaultsByKind     map[string]int
+	Violations       []string
 }
 
 // OK reports whether no violation was found.
@@ -160,7 +170,7 @@ func (r *Report) violate(format string, args ...any) {
 //  4. Shutdown: exit codes 0, no lock held, no process left.
 //  5. Takeover and recovery delays (reported, not checked).
 func Check(h *History) *Report {
-	r := &Report{RunsByJob: map[string]int{}, MissesByCause: map[string]int{}, Takeover: map[string][]time.Duration{}, Recovery: map[string][]time.Duration{}, CatchUp: map[string][]time.Duration{}, FaultsByKind: map[string]int{}}
+	r := &Report{RunsByJob: map[string]int{}, MissesByCause: map[string]int{}, Takeover: map[string][]time.Duration{}, Recovery: map[string][]time.Duration{}, CatchUp: map[string][]time.Duration{}, CatchUpAnswering: map[string][]time.Duration{}, FaultsByKind: map[string]int{}}
 	for _, f := range h.Faults {
 		r.FaultsByKind[f.Kind]++
 	}
@@ -455,6 +465,9 @@ func Check(h *History) *Report {
 		r.CatchUps = append(r.CatchUps, c)
 		if c.Ran {
 			r.CatchUp[c.Fault.Kind] = append(r.CatchUp[c.Fault.Kind], c.Delay)
+		}
+		if c.AnswerRan && h.Probed {
+			r.CatchUpAnswering[c.Fault.Kind] = append(r.CatchUpAnswering[c.Fault.Kind], c.AnswerDelay)
 		}
 	}
 	return r

@@ -295,10 +295,15 @@ func TestCheckCatchUp(t *testing.T) {
 	h := clean()
 	h.To = at(20)
 	h.Samples = healthy(0, 25)
-	for i := range h.Samples { // the lock stream has no leader in [3, 5.5]
-		if s := h.Samples[i].Time.Sub(t0).Seconds(); s >= 3 && s <= 5.5 {
+	h.Probed = true
+	for i := range h.Samples {
+		// The lock stream has no leader in [3, 5.5]; the history stream
+		// answers requests only after 5.75.
+		s := h.Samples[i].Time.Sub(t0).Seconds()
+		if s >= 3 && s <= 5.5 {
 			h.Samples[i].LockLeader = ""
 		}
+		h.Samples[i].LockAnswers, h.Samples[i].HistoryAnswers = true, s < 3 || s > 5.75
 	}
 	// The leader of the lock stream was killed at 3 and restarted at 6; a
 	// follower was killed at 12. Nothing ran from 3 to 5.5; "t" caught up
@@ -328,6 +333,11 @@ func TestCheckCatchUp(t *testing.T) {
 	// From the last leaderless sample (5.5) to the run at 5.8.
 	if c := r.CatchUps[0]; !c.LeadersLost || !c.Ran || !c.Back.Equal(at(5.5)) || c.Delay != 300*time.Millisecond {
 		t.Errorf("leader kill: %s", c)
+	}
+	// Answering from the last sample that got no answer (5.75): the run
+	// at 5.8 is 50 ms after it.
+	if c := r.CatchUps[0]; !c.Answering.Equal(at(5.75)) || c.AnswerDelay != 50*time.Millisecond {
+		t.Errorf("leader kill, answering: %s", c)
 	}
 	// Leaders never lost: from the fault to the next run (12.01).
 	if c := r.CatchUps[1]; c.LeadersLost || !c.Back.Equal(at(12)) || c.Delay != 10*time.Millisecond {

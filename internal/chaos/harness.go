@@ -76,6 +76,7 @@ type Harness struct {
 	fence    *Fence
 	replicas []*Replica
 	tr       *tracker
+	probe    *prober
 
 	mu      sync.Mutex
 	faults  []Fault
@@ -243,6 +244,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Runs: runs, Fence: h.fence.Log(), Faults: h.faults, Samples: h.samples,
 		Lease: cfg.Lease, ShortJobs: ShortJobs, LongJobs: long,
 		From: from, To: to, Shutdown: shutdown, VanishedRuns: h.tr.vanishedAt(),
+		Probed: true,
 	}
 	h.mu.Unlock()
 	if b, err := json.Marshal(hist); err == nil {
@@ -261,6 +263,9 @@ func (h *Harness) setup(ctx context.Context) error {
 		return err
 	}
 	h.logf("NATS cluster up: %s", h.cluster.URL())
+	if h.probe, err = newProber(h.cluster.URL()); err != nil {
+		return err
+	}
 	recDir := filepath.Join(h.cfg.Dir, "records")
 	if err := os.MkdirAll(recDir, 0o755); err != nil {
 		return err
@@ -365,7 +370,12 @@ func (h *Harness) monitor(ctx context.Context) {
 				s.NodesUp++
 			}
 		}
+		var answers []bool
+		probed := make(chan struct{})
+		go func() { defer close(probed); answers = h.probe.answers(LockBucket, HistoryBucket) }()
 		ls := h.cluster.StreamLeaders(LockStream, HistoryStream)
+		<-probed
+		s.LockAnswers, s.HistoryAnswers = answers[0], answers[1]
 		if ls[0] >= 0 {
 			s.LockLeader = h.cluster.Nodes[ls[0]].Name
 		}
@@ -704,6 +714,9 @@ func (h *Harness) teardown() {
 			r.Kill()
 		}
 		r.Net.Close()
+	}
+	if h.probe != nil {
+		h.probe.close()
 	}
 	if h.cluster != nil {
 		h.cluster.Shutdown()
