@@ -17,26 +17,22 @@ type CatchUp struct {
 	Fault Fault
 	// Back is when the streams had leaders again: the time of the last
 	// monitor sample, from the fault's start to the next fault's, that saw
-	// fewer than two nodes up or a stream without a leader. Taking that
-	// sample's time rather than the next one's errs towards a longer
-	// catch-up by at most the sampling period. The fault's start when no
-	// sample saw the leaders gone (a follower node was killed).
+	// fewer than two nodes up, a stream without a leader in /jsz or (in
+	// probed histories) a stream that did not answer the prober. /jsz
+	// alone is not enough: after a restart of every node it reports the
+	// leaders recorded before, seconds before an election (the servers
+	// log "new stream leader" only then, and requests get no responders).
+	// Taking that sample's time rather than the next one's errs towards a
+	// longer catch-up by at most the sampling period. The fault's start
+	// when no sample saw the streams down (a follower node was killed).
 	Back time.Time
-	// LeadersLost reports whether some sample saw a stream without a
-	// leader (or no quorum) in that span.
+	// LeadersLost reports whether some sample saw the streams down in
+	// that span.
 	LeadersLost bool
 	// Delay is from Back to the latest of the short jobs' first run starts
 	// after Back; Ran is false if some short job never started again.
 	Delay time.Duration
 	Ran   bool
-	// Answering is like Back, for the streams answering the prober (see
-	// prober; only for histories with probed samples, else Back):
-	// the time of the last sample in that span in which a stream did not
-	// answer, or Back. AnswerDelay is the catch-up from then, and
-	// AnswerRan says whether every short job ran after it.
-	Answering   time.Time
-	AnswerDelay time.Duration
-	AnswerRan   bool
 }
 
 func (c CatchUp) String() string {
@@ -44,7 +40,7 @@ func (c CatchUp) String() string {
 	if !c.Ran {
 		ran = "not every short job ran again"
 	}
-	return fmt.Sprintf("fault %d %s %s at %s: streams had leaders at %s (lost: %v), answered at %s; %s (%v from answering)", c.Fault.Seq, c.Fault.Kind, c.Fault.Target, c.Fault.Start.Format(tsFmt), c.Back.Format(tsFmt), c.LeadersLost, c.Answering.Format(tsFmt), ran, c.AnswerDelay.Round(time.Millisecond))
+	return fmt.Sprintf("fault %d %s %s at %s: streams had leaders and answered at %s (were down: %v); every short job ran %s later", c.Fault.Seq, c.Fault.Kind, c.Fault.Target, c.Fault.Start.Format(tsFmt), c.Back.Format(tsFmt), c.LeadersLost, ran)
 }
 
 // catchUps measures every NATS fault's catch-up. faults must be in the
@@ -66,18 +62,11 @@ func catchUps(h *History, byJob map[string][]Record) []CatchUp {
 			if s.Time.Before(f.Start) || !s.Time.Before(until) {
 				continue
 			}
-			if s.NodesUp < 2 || s.LockLeader == "" || s.HistoryLeader == "" {
+			if s.NodesUp < 2 || s.LockLeader == "" || s.HistoryLeader == "" || h.Probed && !(s.LockAnswers && s.HistoryAnswers) {
 				c.Back, c.LeadersLost = s.Time, true
 			}
 		}
-		c.Answering = c.Back
-		for _, s := range samples {
-			if h.Probed && !s.Time.Before(c.Back) && s.Time.Before(until) && !(s.LockAnswers && s.HistoryAnswers) {
-				c.Answering = s.Time
-			}
-		}
 		c.Delay, c.Ran = firstRunsAfter(h.ShortJobs, byJob, c.Back)
-		c.AnswerDelay, c.AnswerRan = firstRunsAfter(h.ShortJobs, byJob, c.Answering)
 		out = append(out, c)
 	}
 	return out

@@ -141,13 +141,10 @@ type Report struct {
 	// CatchUp: NATS fault kind → delay from the streams having leaders
 	// again to every short job having run again (see CatchUp); CatchUps
 	// has the details of every NATS fault.
-	CatchUp map[string][]time.Duration
-	// CatchUpAnswering is the same from the streams answering requests
-	// (probed histories only).
-	CatchUpAnswering map[string][]time.Duration
-	CatchUps         []CatchUp
-	FaultsByKind     map[string]int
-	Violations       []string
+	CatchUp      map[string][]time.Duration
+	CatchUps     []CatchUp
+	FaultsByKind map[string]int
+	Violations   []string
 }
 
 // OK reports whether no violation was found.
@@ -170,7 +167,7 @@ func (r *Report) violate(format string, args ...any) {
 //  4. Shutdown: exit codes 0, no lock held, no process left.
 //  5. Takeover and recovery delays (reported, not checked).
 func Check(h *History) *Report {
-	r := &Report{RunsByJob: map[string]int{}, MissesByCause: map[string]int{}, Takeover: map[string][]time.Duration{}, Recovery: map[string][]time.Duration{}, CatchUp: map[string][]time.Duration{}, CatchUpAnswering: map[string][]time.Duration{}, FaultsByKind: map[string]int{}}
+	r := &Report{RunsByJob: map[string]int{}, MissesByCause: map[string]int{}, Takeover: map[string][]time.Duration{}, Recovery: map[string][]time.Duration{}, CatchUp: map[string][]time.Duration{}, FaultsByKind: map[string]int{}}
 	for _, f := range h.Faults {
 		r.FaultsByKind[f.Kind]++
 	}
@@ -466,9 +463,6 @@ func Check(h *History) *Report {
 		if c.Ran {
 			r.CatchUp[c.Fault.Kind] = append(r.CatchUp[c.Fault.Kind], c.Delay)
 		}
-		if c.AnswerRan && h.Probed {
-			r.CatchUpAnswering[c.Fault.Kind] = append(r.CatchUpAnswering[c.Fault.Kind], c.AnswerDelay)
-		}
 	}
 	return r
 }
@@ -515,7 +509,8 @@ const (
 // samples in [t-250ms, t+750ms] are consulted (one sampling period before
 // the tick, and the 500 ms acquire timeout plus slack after it, the time in
 // which replicas try to take the lock for the tick): any sample there
-// without quorum or without a leader makes the tick ineligible.
+// without quorum or without a leader (in probed histories also: a stream
+// that did not answer the prober) makes the tick ineligible.
 func attribute(h *History, t time.Time) (bool, string) {
 	quorum, leader := true, true
 	for _, s := range h.Samples {
@@ -525,7 +520,7 @@ func attribute(h *History, t time.Time) (bool, string) {
 		if s.NodesUp < 2 {
 			quorum = false
 		}
-		if s.LockLeader == "" || s.HistoryLeader == "" {
+		if s.LockLeader == "" || s.HistoryLeader == "" || h.Probed && !(s.LockAnswers && s.HistoryAnswers) {
 			leader = false
 		}
 	}

@@ -330,15 +330,18 @@ func TestCheckCatchUp(t *testing.T) {
 	if len(r.CatchUps) != 2 {
 		t.Fatalf("catch-ups: %v", r.CatchUps)
 	}
-	// From the last leaderless sample (5.5) to the run at 5.8.
-	if c := r.CatchUps[0]; !c.LeadersLost || !c.Ran || !c.Back.Equal(at(5.5)) || c.Delay != 300*time.Millisecond {
+	// From the last sample in which the history stream did not answer
+	// (5.75) to the run at 5.8.
+	if c := r.CatchUps[0]; !c.LeadersLost || !c.Ran || !c.Back.Equal(at(5.75)) || c.Delay != 50*time.Millisecond {
 		t.Errorf("leader kill: %s", c)
 	}
-	// Answering from the last sample that got no answer (5.75): the run
-	// at 5.8 is 50 ms after it.
-	if c := r.CatchUps[0]; !c.Answering.Equal(at(5.75)) || c.AnswerDelay != 50*time.Millisecond {
-		t.Errorf("leader kill, answering: %s", c)
+	// Without the probe, /jsz alone: from the last leaderless sample
+	// (5.5) to the run at 5.8.
+	h.Probed = false
+	if c := Check(h).CatchUps[0]; !c.Back.Equal(at(5.5)) || c.Delay != 300*time.Millisecond {
+		t.Errorf("leader kill, not probed: %s", c)
 	}
+	h.Probed = true
 	// Leaders never lost: from the fault to the next run (12.01).
 	if c := r.CatchUps[1]; c.LeadersLost || !c.Back.Equal(at(12)) || c.Delay != 10*time.Millisecond {
 		t.Errorf("follower kill: %s", c)

@@ -448,8 +448,10 @@ func (h *Harness) inject(ctx context.Context) {
 	}
 }
 
-// heal makes sure every replica runs and the cluster has a lock stream
-// leader before the next fault, so faults do not pile up.
+// heal makes sure every replica runs and both streams have a leader and
+// answer requests before the next fault, so faults do not pile up. /jsz
+// alone is not enough: right after every node restarted it reports the
+// leaders recorded before the outage, seconds before an election.
 func (h *Harness) heal() {
 	for _, r := range h.replicas {
 		if !r.Running() {
@@ -458,13 +460,22 @@ func (h *Harness) heal() {
 		}
 	}
 	t0 := time.Now()
-	deadline := t0.Add(30 * time.Second)
-	for time.Now().Before(deadline) && slices.Contains(h.cluster.StreamLeaders(LockStream, HistoryStream), -1) {
+	deadline := t0.Add(60 * time.Second)
+	for time.Now().Before(deadline) && !h.streamsUp() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if d := time.Since(t0); d > 2*time.Second {
-		h.logf("waited %v for the lock and history streams to have a leader", d.Round(time.Millisecond))
+		h.logf("waited %v for the lock and history streams to have a leader and answer", d.Round(time.Millisecond))
 	}
+}
+
+// streamsUp reports whether the lock and history streams have a leader
+// and answer the prober.
+func (h *Harness) streamsUp() bool {
+	if slices.Contains(h.cluster.StreamLeaders(LockStream, HistoryStream), -1) {
+		return false
+	}
+	return !slices.Contains(h.probe.answers(LockBucket, HistoryBucket), false)
 }
 
 // target picks a replica: half of the time the one running a long job (if
