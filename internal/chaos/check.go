@@ -46,6 +46,10 @@ type Sample struct {
 	NodesUp       int       `json:"nodes_up"`
 	LockLeader    string    `json:"lock_leader"`    // "" when no running node reports one
 	HistoryLeader string    `json:"history_leader"` // idem, for the history stream
+	// LockAnswers and HistoryAnswers: the stream answered a stream-info
+	// request and a KV get within probeTimeout (see prober).
+	LockAnswers    bool `json:"lock_answers"`
+	HistoryAnswers bool `json:"history_answers"`
 }
 
 // ShutdownState is what the harness saw after the final clean shutdown.
@@ -72,6 +76,9 @@ type History struct {
 	// VanishedRuns: Record.Key → when the harness (polling every 50 ms)
 	// first saw the run's process gone without its end line.
 	VanishedRuns map[string]time.Time `json:"vanished_runs,omitempty"`
+	// Probed: the samples have LockAnswers and HistoryAnswers (histories
+	// of earlier versions do not).
+	Probed bool `json:"probed,omitempty"`
 	// Vanished is the same keyed by pid only, as written by earlier
 	// versions (ambiguous when pids are reused); read for -recheck.
 	Vanished map[int]time.Time `json:"vanished,omitempty"`
@@ -86,11 +93,14 @@ type Overlap struct {
 	// resource saw the holders' writes in token order (the stale run was
 	// frozen, or its last write beat the newer run's first by a hair).
 	Silent bool
-	// Paused: the stale run's replica was under a pause or pause-tree
-	// fault when the newer run started (or up to 1 s before its end): the
-	// paused-holder case. Fenced and silent overlaps without it are
-	// violations too: two live holders at once.
-	Paused bool
+	// FrozenHost: the stale run's replica was under a pause-tree fault
+	// (cronlock and its jobs stopped: a frozen host) when the newer run
+	// started, or had been resumed at most 1 s before: the paused-holder
+	// case fencing exists for. Only then is a fenced or silent overlap
+	// excused. A pause of cronlock alone is no excuse: the job's shim
+	// kills it at the lease's local safe deadline, before the server can
+	// let another holder in, so any overlap there is a violation.
+	FrozenHost bool
 }
 
 // Miss is a tick of a short job that did not run.
@@ -128,8 +138,13 @@ type Report struct {
 	MissesByCause  map[string]int
 	Takeover       map[string][]time.Duration // fault kind → delay from fault to the next holder's start (long jobs)
 	Recovery       map[string][]time.Duration // fault kind → delay until every short job ran again
-	FaultsByKind   map[string]int
-	Violations     []string
+	// CatchUp: NATS fault kind → delay from the streams having leaders
+	// again to every short job having run again (see CatchUp); CatchUps
+	// has the details of every NATS fault.
+	CatchUp      map[string][]time.Duration
+	CatchUps     []CatchUp
+	FaultsByKind map[string]int
+	Violations   []string
 }
 
 // OK reports whether no violation was found.
@@ -152,7 +167,7 @@ func (r *Report) violate(format string, args ...any) {
 //  4. Shutdown: exit codes 0, no lock held, no process left.
 //  5. Takeover and recovery delays (reported, not checked).
 func Check(h *History) *Report {
-	r := &Report{RunsByJob: map[string]int{}, MissesByCause: map[string]int{}, Takeover: map[string][]time.Duration{}, Recovery: map[string][]time.Duration{}, FaultsByKind: map[string]int{}}
+	r := &Report{RunsByJob: map[string]int{}, MissesByCause: map[string]int{}, Takeover: map[string][]time.Duration{}, Recovery: map[string][]time.Duration{}, CatchUp: map[string][]time.Duration{}, FaultsByKind: map[string]int{}}
 	for _, f := range h.Faults {
 		r.FaultsByKind[f.Kind]++
 	}
@@ -281,12 +296,12 @@ func Check(h *History) *Report {
 					last := accepted[k]
 					o.Silent = !wrote || last.Before(first)
 				}
-				o.Paused = paused(h, earlier.Replica, later.Start)
+				o.FrozenHost = frozenHost(h, earlier.Replica, later.Start)
 				r.Overlaps = append(r.Overlaps, o)
 				switch {
-				case o.Fenced && o.Paused:
+				case o.Fenced && o.FrozenHost:
 					r.FencedOverlaps++
-				case o.Silent && o.Paused:
+				case o.Silent && o.FrozenHost:
 					r.SilentOverlaps++
 				default:
 					r.violate("overlap: %s", o)
@@ -439,31 +454,25 @@ func Check(h *History) *Report {
 		if f.Kind == FNATSOutage {
 			ref = f.End
 		}
-		var worst time.Duration
-		ok := true
-		for _, j := range h.ShortJobs {
-			found := false
-			for _, run := range byJob[j] {
-				if run.Start.After(ref) {
-					worst = max(worst, run.Start.Sub(ref))
-					found = true
-					break
-				}
-			}
-			ok = ok && found
-		}
-		if ok && len(h.ShortJobs) > 0 {
+		if worst, ok := firstRunsAfter(h.ShortJobs, byJob, ref); ok {
 			r.Recovery[f.Kind] = append(r.Recovery[f.Kind], worst)
+		}
+	}
+	for _, c := range catchUps(h, byJob) {
+		r.CatchUps = append(r.CatchUps, c)
+		if c.Ran {
+			r.CatchUp[c.Fault.Kind] = append(r.CatchUp[c.Fault.Kind], c.Delay)
 		}
 	}
 	return r
 }
 
-// paused reports whether replica was under a pause or pause-tree fault at
-// t (or had been resumed at most a second before it).
-func paused(h *History, replica string, t time.Time) bool {
+// frozenHost reports whether replica was under a pause-tree fault at t (or
+// had been resumed at most a second before it). Plain pause faults do not
+// count: see Overlap.FrozenHost.
+func frozenHost(h *History, replica string, t time.Time) bool {
 	for _, f := range h.Faults {
-		if (f.Kind == FPause || f.Kind == FPauseTree) && f.Target == replica && !f.Start.After(t) && !t.After(f.End.Add(time.Second)) {
+		if f.Kind == FPauseTree && f.Target == replica && !f.Start.After(t) && !t.After(f.End.Add(time.Second)) {
 			return true
 		}
 	}
@@ -480,9 +489,9 @@ func (o Overlap) String() string {
 	if !e.End.IsZero() {
 		end = e.End.Format(tsFmt)
 	}
-	return fmt.Sprintf("%s: tick %s on %s (pid %d, token %d, %s–%s, %s) and tick %s on %s (pid %d, token %d, from %s); fenced=%v silent=%v paused=%v",
+	return fmt.Sprintf("%s: tick %s on %s (pid %d, token %d, %s–%s, %s) and tick %s on %s (pid %d, token %d, from %s); fenced=%v silent=%v frozen-host=%v",
 		e.Job, e.Tick.Format("15:04:05"), e.Replica, e.PID, e.Token, e.Start.Format(tsFmt), end, e.Status,
-		l.Tick.Format("15:04:05"), l.Replica, l.PID, l.Token, l.Start.Format(tsFmt), o.Fenced, o.Silent, o.Paused)
+		l.Tick.Format("15:04:05"), l.Replica, l.PID, l.Token, l.Start.Format(tsFmt), o.Fenced, o.Silent, o.FrozenHost)
 }
 
 // Coverage causes. A tick is eligible when, at the tick, at least two NATS
@@ -500,7 +509,8 @@ const (
 // samples in [t-250ms, t+750ms] are consulted (one sampling period before
 // the tick, and the 500 ms acquire timeout plus slack after it, the time in
 // which replicas try to take the lock for the tick): any sample there
-// without quorum or without a leader makes the tick ineligible.
+// without quorum or without a leader (in probed histories also: a stream
+// that did not answer the prober) makes the tick ineligible.
 func attribute(h *History, t time.Time) (bool, string) {
 	quorum, leader := true, true
 	for _, s := range h.Samples {
@@ -510,7 +520,7 @@ func attribute(h *History, t time.Time) (bool, string) {
 		if s.NodesUp < 2 {
 			quorum = false
 		}
-		if s.LockLeader == "" || s.HistoryLeader == "" {
+		if s.LockLeader == "" || s.HistoryLeader == "" || h.Probed && !(s.LockAnswers && s.HistoryAnswers) {
 			leader = false
 		}
 	}

@@ -81,15 +81,20 @@ func TestCheckOverlapIsViolation(t *testing.T) {
 
 func TestCheckFencedOverlapIsCounted(t *testing.T) {
 	h := clean()
-	// r2 was paused past its lease; r4 took over with a higher token and
-	// r2's next write was rejected.
+	// r2's host was frozen past its lease; r4 took over with a higher
+	// token and r2's next write was rejected.
 	h.Runs[10].End, h.Runs[10].Status = at(7.5), "fenced"
 	h.Runs[11] = run("l", 6, 6.5, 11, "r4", 300, 500, "ok")
 	h.Fence = []FenceDecision{{Time: at(7.5), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: false, Max: 500}}
 	// Without a pause of r2, two live holders at once: a violation even
 	// though the fence caught it.
 	wantViolation(t, h, "overlap")
+	// A pause of cronlock alone is no excuse either: its shim must have
+	// killed the job at the lease's local safe deadline.
 	h.Faults = []Fault{{Kind: FPause, Target: "r2", Start: at(4), End: at(7.4)}}
+	wantViolation(t, h, "frozen-host=false")
+	// A frozen host (pause-tree) is the case fencing exists for.
+	h.Faults[0].Kind = FPauseTree
 	r := Check(h)
 	if !r.OK() {
 		t.Fatalf("violations: %v", r.Violations)
@@ -277,8 +282,76 @@ func TestCheckSilentOverlap(t *testing.T) {
 	// fence did not do its job) is a violation.
 	h.Fence = append(h.Fence, FenceDecision{Time: at(5.7), Job: "l", Token: h.Runs[10].Token, PID: 200, OK: true})
 	wantViolation(t, h, "overlap")
-	// So is a silent overlap without a pause: two live holders.
+	// So is a silent overlap without a frozen host: two live holders,
+	// whether the replica was cut off or only its cronlock was stopped.
 	h.Fence = h.Fence[:2]
-	h.Faults[0].Kind = FCut
-	wantViolation(t, h, "overlap")
+	for _, kind := range []string{FCut, FPause} {
+		h.Faults[0].Kind = kind
+		wantViolation(t, h, "overlap")
+	}
+}
+
+func TestCheckCatchUp(t *testing.T) {
+	h := clean()
+	h.To = at(20)
+	h.Samples = healthy(0, 25)
+	h.Probed = true
+	for i := range h.Samples {
+		// The lock stream has no leader in [3, 5.5]; the history stream
+		// answers requests only after 5.75.
+		s := h.Samples[i].Time.Sub(t0).Seconds()
+		if s >= 3 && s <= 5.5 {
+			h.Samples[i].LockLeader = ""
+		}
+		h.Samples[i].LockAnswers, h.Samples[i].HistoryAnswers = true, s < 3 || s > 5.75
+	}
+	// The leader of the lock stream was killed at 3 and restarted at 6; a
+	// follower was killed at 12. Nothing ran from 3 to 5.5; "t" caught up
+	// at 5.8, then ran as usual.
+	h.Runs = h.Runs[:0]
+	tok := uint64(1)
+	for i := 1; i <= 20; i++ {
+		start := float64(i) + 0.01
+		switch {
+		case i >= 3 && i <= 4:
+			continue
+		case i == 5:
+			start = 5.8
+		}
+		h.Runs = append(h.Runs, run("t", float64(i), start, start+0.01, "r1", 100+i, tok, "ok"))
+		tok++
+	}
+	h.Faults = []Fault{
+		{Seq: 1, Kind: FNATSLeaderKill, Target: "n1", Start: at(3), End: at(6)},
+		{Seq: 2, Kind: FNATSKill, Target: "n2", Start: at(12), End: at(14)},
+		{Seq: 3, Kind: FKill, Target: "r9", Start: at(16), End: at(17)},
+	}
+	r := Check(h)
+	if len(r.CatchUps) != 2 {
+		t.Fatalf("catch-ups: %v", r.CatchUps)
+	}
+	// From the last sample in which the history stream did not answer
+	// (5.75) to the run at 5.8.
+	if c := r.CatchUps[0]; !c.LeadersLost || !c.Ran || !c.Back.Equal(at(5.75)) || c.Delay != 50*time.Millisecond {
+		t.Errorf("leader kill: %s", c)
+	}
+	// Without the probe, /jsz alone: from the last leaderless sample
+	// (5.5) to the run at 5.8.
+	h.Probed = false
+	if c := Check(h).CatchUps[0]; !c.Back.Equal(at(5.5)) || c.Delay != 300*time.Millisecond {
+		t.Errorf("leader kill, not probed: %s", c)
+	}
+	h.Probed = true
+	// Leaders never lost: from the fault to the next run (12.01).
+	if c := r.CatchUps[1]; c.LeadersLost || !c.Back.Equal(at(12)) || c.Delay != 10*time.Millisecond {
+		t.Errorf("follower kill: %s", c)
+	}
+	if len(r.CatchUp[FNATSLeaderKill]) != 1 || len(r.CatchUp[FNATSKill]) != 1 || len(r.CatchUp[FKill]) != 0 {
+		t.Errorf("by kind: %v", r.CatchUp)
+	}
+	// A short job that never runs again has no figure.
+	h.Runs = h.Runs[:2]
+	if r := Check(h); r.CatchUps[0].Ran || len(r.CatchUp[FNATSLeaderKill]) != 0 {
+		t.Errorf("no run after the fault: %v", r.CatchUps)
+	}
 }

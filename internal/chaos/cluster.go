@@ -291,7 +291,21 @@ func (c *Cluster) metaComplete() bool {
 // StreamLeader returns the index of the running node that running nodes
 // report as the leader of stream (e.g. "KV_locks"), or -1.
 func (c *Cluster) StreamLeader(stream string) int {
+	return c.StreamLeaders(stream)[0]
+}
+
+// StreamLeaders is StreamLeader for several streams at once, asking each
+// node at most once (the monitor samples often).
+func (c *Cluster) StreamLeaders(streams ...string) []int {
+	out := make([]int, len(streams))
+	for k := range out {
+		out[k] = -1
+	}
+	missing := len(streams)
 	for i := range c.Nodes {
+		if missing == 0 {
+			break
+		}
 		if !c.Running(i) {
 			continue
 		}
@@ -301,15 +315,29 @@ func (c *Cluster) StreamLeader(stream string) int {
 		}
 		for _, a := range j.AccountDetails {
 			for _, s := range a.Streams {
-				if s.Name != stream || s.Cluster == nil || s.Cluster.Leader == "" {
+				if s.Cluster == nil || s.Cluster.Leader == "" {
 					continue
 				}
-				for k, nd := range c.Nodes {
-					if nd.Name == s.Cluster.Leader && c.Running(k) {
-						return k
+				for k, name := range streams {
+					if name != s.Name || out[k] >= 0 {
+						continue
+					}
+					if l := c.runningNode(s.Cluster.Leader); l >= 0 {
+						out[k] = l
+						missing--
 					}
 				}
 			}
+		}
+	}
+	return out
+}
+
+// runningNode returns the index of the running node called name, or -1.
+func (c *Cluster) runningNode(name string) int {
+	for k, nd := range c.Nodes {
+		if nd.Name == name && c.Running(k) {
+			return k
 		}
 	}
 	return -1

@@ -5,7 +5,8 @@
 //
 //   - A three-node JetStream cluster of nats-server processes built from
 //     the nats-server module in go.mod, each with a monitoring port (the
-//     harness reads /jsz?streams=true to find stream leaders) and
+//     harness reads /jsz?streams=true every 100 ms to find stream
+//     leaders) and
 //     cluster.no_advertise, so that clients only know the URLs they were
 //     given.
 //   - Five cronlock replicas (go build ./cmd/cronlock), each reaching the
@@ -13,16 +14,16 @@
 //     of a replica's NATS traffic can be passed, delayed, black-holed or cut
 //     together. The lock bucket is R3, the lease 2 s, renewal every 500 ms.
 //   - Jobs: three every-second jobs that take 5 ms (tick.a, tick.b,
-//     tick.c) and two every-second jobs that run for 2.5 and 3.5 leases
-//     (long.a, long.b). Each job is this package's recorder (the harness's
+//     tick.c; starting_deadline 5 s) and two every-second jobs that run
+//     for 2.5 and 3.5 leases (long.a, long.b). Each job is this package's recorder (the harness's
 //     own executable with CHAOS_RECORD=1, see MaybeRecord): it appends a
 //     start line {job, tick, token, replica, pid, time} to a per-replica
 //     file with O_APPEND, writes to the Fence (a resource keyed by job that
 //     rejects a token lower than the highest it has seen) at once, every
 //     100 ms while it runs and once more before it ends, and appends an end
 //     line with its status (ok, fenced, signal). A SIGKILLed run leaves a
-//     start without an end; the harness also notes, polling every 50 ms,
-//     when such a process vanished.
+//     start without an end; the harness also notes when such a process
+//     exited (a pidfd per run; polling every 50 ms as a fallback).
 //
 // # Faults
 //
@@ -44,13 +45,20 @@
 // # Checks
 //
 // See Check. In short: no two runs of a job overlap unless the stale one's
-// replica was paused and the fence rejected it (or it wrote nothing after
-// the newer run's first write); fencing tokens never go backwards; no tick
-// runs twice; every short-job tick at which
-// NATS had a quorum and leaders for the lock and history streams ran, and
-// the others are listed with their cause; after the final SIGTERM every
-// replica exits 0, no lock is held, no job or shim process is left; and the
-// takeover delay of a long job after a fault on its holder is measured.
+// whole host was frozen (pause-tree) and the fence rejected it (or it wrote
+// nothing after the newer run's first write) — under a pause of cronlock
+// alone the job's shim must kill the job at the lease's local safe
+// deadline, so no overlap is excused there; fencing tokens never go
+// backwards; no tick runs twice; every short-job tick at which NATS had a
+// quorum and leaders for the lock and history streams ran, and the others
+// are listed with their cause; after the final SIGTERM every replica exits
+// 0, no lock is held, no job or shim process is left. Measured, not
+// checked: the takeover delay of a long job after a fault on its holder,
+// and after each NATS fault the catch-up, from the streams having leaders
+// again to every short job having run again (the short jobs have a
+// starting_deadline, so the latest missed tick runs at once; see CatchUp).
+// A run killed without its end line ends when its process exited, as a
+// pidfd reports it, not when polling noticed.
 //
 // # Modes
 //

@@ -21,7 +21,7 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 	for _, j := range sortedKeys(r.RunsByJob) {
 		fmt.Fprintf(w, "  %-8s %d\n", j, r.RunsByJob[j])
 	}
-	fmt.Fprintf(w, "1. overlaps: %d violations, %d fenced (paused holder rejected by the fence), %d silent (paused holder wrote nothing after the new holder's first write)\n", len(r.Overlaps)-r.FencedOverlaps-r.SilentOverlaps, r.FencedOverlaps, r.SilentOverlaps)
+	fmt.Fprintf(w, "1. overlaps: %d violations, %d fenced (frozen host's holder rejected by the fence), %d silent (frozen host's holder wrote nothing after the new holder's first write)\n", len(r.Overlaps)-r.FencedOverlaps-r.SilentOverlaps, r.FencedOverlaps, r.SilentOverlaps)
 	fmt.Fprintf(w, "2. ticks run twice: %d\n", len(r.Duplicates))
 	fmt.Fprintf(w, "3. coverage of short-job ticks %s–%s: %d/%d ran (%.2f%%); eligible %d/%d ran (%.2f%%)\n",
 		h.From.Format(tsFmt), h.To.Format(tsFmt), r.Ran, r.Expected, pct(r.Ran, r.Expected), r.EligibleRan, r.Eligible, pct(r.EligibleRan, r.Eligible))
@@ -41,7 +41,12 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 	printDelays(w, r.Takeover, h.Lease)
 	fmt.Fprintf(w, "   recovery after NATS faults and rolling restarts (fault, or restore for an outage → every short job ran again):\n")
 	printDelays(w, r.Recovery, 0)
+	fmt.Fprintf(w, "   catch-up after NATS faults (streams have leaders and answer again → every short job ran again; target p99 < %v):\n", CatchUpTarget)
+	printDelays(w, r.CatchUp, 0)
 	if verbose {
+		for _, c := range r.CatchUps {
+			fmt.Fprintf(w, "   catch-up: %s\n", c)
+		}
 		for _, o := range r.Overlaps {
 			fmt.Fprintf(w, "   overlap: %s\n", o)
 		}
@@ -80,8 +85,8 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 	fmt.Fprintf(&b, "| runs killed mid-run (start, no end) / of which not by a replica kill | %d / %d |\n", r.Killed, r.KilledOther)
 	fmt.Fprintf(&b, "| fence rejections / runs ended fenced | %d / %d |\n", r.Rejections, r.FencedRuns)
 	fmt.Fprintf(&b, "| 1. overlaps that are violations | %d |\n", len(r.Overlaps)-r.FencedOverlaps-r.SilentOverlaps)
-	fmt.Fprintf(&b, "| 1. fenced overlaps (paused holder rejected by the fence) | %d |\n", r.FencedOverlaps)
-	fmt.Fprintf(&b, "| 1. silent overlaps (paused holder wrote nothing after the new holder's first write) | %d |\n", r.SilentOverlaps)
+	fmt.Fprintf(&b, "| 1. fenced overlaps (pause-tree holder rejected by the fence) | %d |\n", r.FencedOverlaps)
+	fmt.Fprintf(&b, "| 1. silent overlaps (pause-tree holder wrote nothing after the new holder's first write) | %d |\n", r.SilentOverlaps)
 	fmt.Fprintf(&b, "| 2. ticks run twice | %d |\n", len(r.Duplicates))
 	fmt.Fprintf(&b, "| 3. short-job ticks ran / expected | %d / %d (%.2f%%) |\n", r.Ran, r.Expected, pct(r.Ran, r.Expected))
 	fmt.Fprintf(&b, "| 3. eligible ticks ran / eligible | %d / %d (%.2f%%) |\n", r.EligibleRan, r.Eligible, pct(r.EligibleRan, r.Eligible))
@@ -106,6 +111,7 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 		ds := r.Recovery[k]
 		fmt.Fprintf(&b, "| %s | %d | %v | %v | %v |\n", k, len(ds), rd(Percentile(ds, 50)), rd(Percentile(ds, 99)), rd(Percentile(ds, 100)))
 	}
+	r.catchUpMarkdown(&b)
 	if len(r.Violations) > 0 {
 		fmt.Fprintf(&b, "\nViolations:\n\n")
 		for _, v := range r.Violations {
@@ -113,6 +119,33 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 		}
 	}
 	return b.String()
+}
+
+// CatchUpTarget is the issue's target for the p99 catch-up after a NATS
+// fault (reported, not checked: it is a latency, not a correctness rule).
+const CatchUpTarget = time.Second
+
+func (r *Report) catchUpMarkdown(b *strings.Builder) {
+	fmt.Fprintf(b, "\nCatch-up after NATS faults (streams have leaders and answer requests again → every short job has run again; short jobs have `starting_deadline: %v`; target p99 < %v):\n\n", ShortStartingDeadline, CatchUpTarget)
+	fmt.Fprintf(b, "| Fault | n | streams were down | p50 | p99 | max | p99 < %v |\n|---|---|---|---|---|---|---|\n", CatchUpTarget)
+	for _, k := range sortedKeys(r.CatchUp) {
+		lost := 0
+		for _, c := range r.CatchUps {
+			if c.Fault.Kind == k && c.Ran && c.LeadersLost {
+				lost++
+			}
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %s |\n", k, len(r.CatchUp[k]), lost, delayCells(r.CatchUp[k]))
+	}
+}
+
+// delayCells renders p50, p99, max and whether p99 meets CatchUpTarget.
+func delayCells(ds []time.Duration) string {
+	met := "yes"
+	if Percentile(ds, 99) >= CatchUpTarget {
+		met = "**no**"
+	}
+	return fmt.Sprintf("%v | %v | %v | %s", rd(Percentile(ds, 50)), rd(Percentile(ds, 99)), rd(Percentile(ds, 100)), met)
 }
 
 func rd(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }

@@ -20,10 +20,13 @@ type tracker struct {
 	// having written its end line (killed: by a replica kill, or by
 	// cronlock's SIGKILL after the grace).
 	vanished map[string]time.Time // by Record.Key
+	// exited: Record.Key → when the run's process exited, as watchExit
+	// saw it (more precise than vanished, which the polling dates).
+	exited map[string]time.Time
 }
 
 func newTracker() *tracker {
-	return &tracker{files: map[string]int64{}, partial: map[string][]byte{}, running: map[int]Event{}, vanished: map[string]time.Time{}}
+	return &tracker{files: map[string]int64{}, partial: map[string][]byte{}, running: map[int]Event{}, vanished: map[string]time.Time{}, exited: map[string]time.Time{}}
 }
 
 func (t *tracker) add(file string) {
@@ -55,6 +58,7 @@ func (t *tracker) poll() {
 			if json.Unmarshal(b[:i], &e) == nil {
 				if e.Kind == "start" {
 					t.running[e.PID] = e
+					t.watch(e)
 				} else {
 					delete(t.running, e.PID)
 				}
@@ -63,6 +67,21 @@ func (t *tracker) poll() {
 		}
 		t.partial[name] = append([]byte(nil), b...)
 	}
+}
+
+// watch records when the process of the run that e starts exits. Called
+// with t.mu held; the callback takes it.
+func (t *tracker) watch(e Event) {
+	tick, err := time.Parse(time.RFC3339Nano, e.Tick)
+	if err != nil {
+		return
+	}
+	key := RunKey(e.Replica, e.PID, e.Job, tick)
+	watchExit(e.PID, func(at time.Time) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.exited[key] = at
+	})
 }
 
 // inProgress returns the runs started and not ended whose process is alive.
@@ -84,12 +103,16 @@ func (t *tracker) inProgress() []Event {
 	return out
 }
 
-// vanishedAt returns a copy of the vanished map.
+// vanishedAt returns when each vanished run's process was gone: the exit
+// time watchExit saw, or else when polling first missed it.
 func (t *tracker) vanishedAt() map[string]time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make(map[string]time.Time, len(t.vanished))
 	for k, v := range t.vanished {
+		if x, ok := t.exited[k]; ok && x.Before(v) {
+			v = x
+		}
 		out[k] = v
 	}
 	return out
