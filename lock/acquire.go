@@ -278,59 +278,11 @@ func (a *attempt) abandon() {
 	if !a.uncertain {
 		return
 	}
-	if a.freeOwn() == nil {
-		return
+	if a.l.freeOwn(a.key, a.id) != nil {
+		// NATS did not answer (the connection is down, say): the write may
+		// still land, or have landed, and be sent on reconnect.
+		a.l.freeLater(a.key, a.id)
 	}
-	// NATS did not answer (the connection is down, say): the write may
-	// still land, or have landed, and be sent on reconnect. Keep trying in
-	// the background until the lease would have expired anyway, so a lost
-	// reply does not hold the key for a whole lease after NATS is back.
-	a.l.reapers.Add(1)
-	go func() {
-		defer a.l.reapers.Done()
-		giveUp := time.NewTimer(a.l.opts.LeaseDuration)
-		defer giveUp.Stop()
-		tick := time.NewTicker(abandonRetry)
-		defer tick.Stop()
-		for {
-			select {
-			case <-a.l.closing:
-				return
-			case <-giveUp.C:
-				return
-			case <-tick.C:
-				if a.freeOwn() == nil {
-					return
-				}
-			}
-		}
-	}()
-}
-
-// abandonRetry is how often abandon retries while NATS does not answer.
-const abandonRetry = 250 * time.Millisecond
-
-// freeOwn frees the key if it holds this attempt's write. It returns an
-// error only when NATS did not answer: nil also when there is nothing of
-// ours to free.
-func (a *attempt) freeOwn() error {
-	ctx, cancel := context.WithTimeout(context.Background(), a.l.opts.AcquireRetryMaxDelay)
-	defer cancel()
-	e, err := a.l.last(ctx, a.key)
-	if err != nil {
-		return err
-	}
-	if e == nil || e.free || e.recErr != nil || e.rec.Lease != a.id {
-		return nil
-	}
-	err = a.l.free(ctx, a.key, e.rev)
-	switch {
-	case err == nil:
-		a.l.log.Debug().Str("key", a.key).Msg("lock: freed own write that landed after the acquire gave up")
-	case kv.IsConflict(err):
-		return nil // changed meanwhile: no longer ours
-	}
-	return err
 }
 
 // describe renders a holder for logs: "another owner" while none was read.

@@ -279,9 +279,11 @@ func (s *Lease) release(ctx context.Context) error {
 		}
 		return nil
 	case lost:
-		return nil // best effort; the server's TTL frees the key
+		s.l.freeLater(s.key, s.id)
+		return nil // best effort; freed when NATS answers, or by the server's TTL
 	}
-	return fmt.Errorf("lock: release %q: %w (the server frees it within %v)", s.key, err, s.l.opts.LeaseDuration)
+	s.l.freeLater(s.key, s.id)
+	return fmt.Errorf("lock: release %q: %w (freed as soon as NATS answers, or by the server within %v)", s.key, err, s.l.opts.LeaseDuration)
 }
 
 // Close releases the lease with a bounded internal timeout, for defer.

@@ -786,3 +786,46 @@ func TestNotAcquiredErrorNamesHolder(t *testing.T) {
 		t.Errorf("holder %+v key %q, want replica-a with token %d on k", nae.Holder, nae.Key, lease.Token())
 	}
 }
+
+// A release that NATS does not take (no stream leader, a lost connection)
+// frees the key as soon as NATS answers again, not at the lease's expiry.
+func TestFailedReleaseFreesOnceNATSAnswers(t *testing.T) {
+	t.Parallel()
+	url := newServer(t)
+	proxy := natstest.NewProxy(t, strings.TrimPrefix(url, "nats://"))
+	o := lock.Options{LeaseDuration: 20 * time.Second, RenewInterval: 5 * time.Second}
+	// Without a reconnect buffer a write made while disconnected fails at
+	// once and is never sent: the release is really lost, as when the
+	// stream has no leader to take it.
+	_, js := natstest.Connect(t, proxy.URL(), nats.ReconnectBufSize(-1))
+	holder, err := lock.New(context.Background(), js, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	other, _ := newLocker(t, url, o)
+	lease, err := holder.Acquire(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Freeze() // reconnect attempts hang
+	proxy.Cut()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	err = lease.Release(ctx)
+	cancel()
+	if err == nil {
+		t.Fatal("Release while disconnected succeeded; the test cannot tell the retry from it")
+	}
+	time.Sleep(time.Second)
+	if _, err := other.Holder(context.Background(), "k"); err != nil {
+		t.Fatalf("the key should still be held while the holder is cut off: %v", err)
+	}
+	proxy.Thaw()
+	back := time.Now()
+	l2, err := other.Acquire(context.Background(), "k", lock.WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatalf("the key was still held 5 s after NATS answered again (lease 20 s): %v", err)
+	}
+	defer l2.Close()
+	t.Logf("key free %v after the link came back", time.Since(back))
+}

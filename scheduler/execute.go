@@ -241,7 +241,7 @@ func (s *Scheduler) Trigger(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("scheduler: Trigger %q: %w", name, err)
 	}
-	defer release(lease)
+	defer s.release(lease)
 	now := s.now()
 	run := Run{Job: name, Tick: now, Manual: true, Owner: lease.Owner(), Token: lease.Token(), Start: now, Status: StatusRunning}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -43,7 +43,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason string) bool {
 		}
 		return s.answered(e, reason)
 	}
-	defer release(lease) // after the run has returned and its result is recorded
+	defer s.release(lease) // after the run has returned and its result is recorded
 	defer s.slots.release()
 
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
@@ -92,7 +92,7 @@ func (s *Scheduler) rerunTick(e *entry) {
 		s.skip(name, reason, err, log)
 		return
 	}
-	defer release(lease)
+	defer s.release(lease)
 	defer s.slots.release()
 	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning}
 	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
@@ -228,12 +228,15 @@ func (s *Scheduler) reportClaim(token uint64, c claimed, log zerolog.Logger) {
 	}
 }
 
-// release frees a lease with a bounded wait; the server's TTL frees it if
-// this fails.
-func release(lease Lease) {
+// release frees a lease with a bounded wait. If NATS does not take it, the
+// lock keeps trying once NATS answers (and the server's TTL frees the key
+// at the latest); the failure is logged, since every replica waits for it.
+func (s *Scheduler) release(lease Lease) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = lease.Release(ctx)
+	if err := lease.Release(ctx); err != nil {
+		s.log.Warn().Err(err).Str("owner", lease.Owner()).Uint64("token", lease.Token()).Msg("cannot release the lock")
+	}
 }
 
 // beginRun counts a run in, unless the scheduler is stopping.
