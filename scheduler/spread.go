@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 // Spreading load over replicas. At a tick, every replica's loop for every
@@ -21,16 +23,19 @@ import (
 // is busy everywhere pays at most 50 ms. An idle fleet, or a lone replica,
 // keeps its tick-to-start delay: the assigned replica does not wait.
 const (
-	spreadStep   = 20 * time.Millisecond
-	busyStep     = 5 * time.Millisecond
-	maxBusySteps = 10
+	// maxLateToSpread: a replica that reaches a tick later than this (its
+	// CPU is saturated) tries at once, as without spreading.
+	maxLateToSpread = 100 * time.Millisecond
+	spreadStep      = 20 * time.Millisecond
+	busyStep        = 5 * time.Millisecond
+	maxBusySteps    = 10
 )
 
 // waitTurn waits for this replica's turn at the job's tick, then for a run
 // slot (Options.MaxConcurrentRuns). It returns ctx's error if ctx ends
 // first; then no slot is held.
-func (s *Scheduler) waitTurn(ctx context.Context, name string, tick time.Time) error {
-	if d := s.spreadDelay(name, tick); d > 0 {
+func (s *Scheduler) waitTurn(ctx context.Context, e *entry, tick time.Time) error {
+	if d := s.spreadDelay(e, tick); d > 0 {
 		t := s.clock.NewTimer(d)
 		select {
 		case <-ctx.Done():
@@ -44,9 +49,16 @@ func (s *Scheduler) waitTurn(ctx context.Context, name string, tick time.Time) e
 
 // spreadDelay is this replica's wait before trying the job's lock at tick
 // (a zero tick: a rerun, which waits only for being busy).
-func (s *Scheduler) spreadDelay(name string, tick time.Time) time.Duration {
+func (s *Scheduler) spreadDelay(e *entry, tick time.Time) time.Duration {
 	live := s.registry.live()
 	if len(live) < 2 {
+		return 0
+	}
+	name := e.job.Name
+	fire := tick.Add(job.TickJitter(name, tick, e.job.Jitter))
+	if !tick.IsZero() && s.now().Sub(fire) > maxLateToSpread {
+		// This replica reaches the tick late: it is saturated, and so, most
+		// likely, are the others. Waiting would only add to the delay.
 		return 0
 	}
 	busy := min(s.busy(tick), maxBusySteps)

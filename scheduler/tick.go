@@ -124,7 +124,7 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time) (Lease, string, error) {
 	if !tick.IsZero() {
 		defer s.claims.onClaim(name, tick, claimedElsewhere)()
 	}
-	if err := s.waitTurn(actx, name, tick); err != nil {
+	if err := s.waitTurn(actx, e, tick); err != nil {
 		return nil, s.cutShort(actx), nil
 	}
 	started := time.Now()
