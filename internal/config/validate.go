@@ -246,7 +246,20 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 		}
 	}
 
-	// Exactly one of command and shell.
+	d.validateCommand(j, p)
+	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
+	switch j.OnInterrupt {
+	case "", "skip", "rerun":
+	default:
+		d.check(true, at("on_interrupt"), nil, "unknown policy %s; use skip or rerun", quote(j.OnInterrupt))
+	}
+	d.validateNotify(at("notify"), j.Notify)
+}
+
+// validateCommand checks what a job runs: exactly one of command and
+// shell, and no NUL byte in it, its directory or its environment.
+func (d *decoder) validateCommand(j *Job, p string) {
+	at := func(key string) string { return p + "." + key }
 	hasCmd, hasShell := d.set[at("command")], d.set[at("shell")]
 	switch {
 	case hasCmd && hasShell:
@@ -271,13 +284,6 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 			"invalid environment variable name: must be non-empty and contain no '=' or NUL")
 		d.check(strings.IndexByte(v, 0) >= 0, kp, nil, "must not contain a NUL byte")
 	}
-	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
-	switch j.OnInterrupt {
-	case "", "skip", "rerun":
-	default:
-		d.check(true, at("on_interrupt"), nil, "unknown policy %s; use skip or rerun", quote(j.OnInterrupt))
-	}
-	d.validateNotify(at("notify"), j.Notify)
 }
 
 func (d *decoder) checkBucket(path, name string) {
