@@ -3,8 +3,6 @@ package lock
 import (
 	"context"
 	"time"
-
-	"github.com/cronlock/cronlock/internal/kv"
 )
 
 // freeRetry is how often freeLater tries while NATS does not answer.
@@ -39,9 +37,9 @@ func (l *Locker) freeLater(key, id string) {
 	}()
 }
 
-// freeOwn frees key if it holds a write of lease id. It returns an error
-// only when NATS did not answer: nil also when there is nothing of ours to
-// free.
+// freeOwn frees key if it holds a write of lease id. It returns nil when
+// it freed it or there is nothing of ours to free, and an error when NATS
+// did not answer or the key changed under it (look again).
 func (l *Locker) freeOwn(key, id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), l.opts.AcquireRetryMaxDelay)
 	defer cancel()
@@ -52,12 +50,11 @@ func (l *Locker) freeOwn(key, id string) error {
 	if e == nil || e.free || e.recErr != nil || e.rec.Lease != id {
 		return nil
 	}
+	// A conflict means the read was stale or the key changed meanwhile:
+	// the caller looks again.
 	err = l.free(ctx, key, e.rev)
-	switch {
-	case err == nil:
+	if err == nil {
 		l.log.Debug().Str("key", key).Msg("lock: freed a write of ours once NATS answered")
-	case kv.IsConflict(err):
-		return nil // changed meanwhile: no longer ours
 	}
 	return err
 }

@@ -269,6 +269,9 @@ func (s *Lease) release(ctx context.Context) error {
 			err = nil // taken or expired: nothing of ours to free
 		}
 		if kv.IsConflict(err) {
+			// The read was stale (a follower behind a renewal that landed):
+			// keep trying until the key no longer holds this lease.
+			s.l.freeLater(s.key, s.id)
 			err = nil
 		}
 	}

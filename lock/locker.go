@@ -73,14 +73,31 @@ func New(ctx context.Context, js jetstream.JetStream, opts Options) (*Locker, er
 // leases.
 func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
-		close(l.closing)
-		defer l.reapers.Wait()
 		if l.follower != nil {
 			l.follower.Stop()
 		}
+		// Give pending clean-ups (freeLater: a release NATS did not take)
+		// a moment, so a clean shutdown leaves no key held; then stop them.
+		done := make(chan struct{})
+		go func() {
+			l.reapers.Wait()
+			close(done)
+		}()
+		t := time.NewTimer(closeGrace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		close(l.closing)
+		<-done
 	})
 	return nil
 }
+
+// closeGrace bounds how long Close waits for pending clean-ups before
+// stopping them.
+const closeGrace = 2 * time.Second
 
 // Options returns the Locker's options with defaults applied.
 func (l *Locker) Options() Options { return l.opts }
