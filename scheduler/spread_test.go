@@ -157,3 +157,64 @@ func TestMaxConcurrentRuns(t *testing.T) {
 		}
 	}
 }
+
+// The limit itself: one replica with MaxConcurrentRuns 2 and four 1 s jobs
+// due together runs two at once, never more, and the other two as slots
+// free up, within the same tick.
+func TestMaxConcurrentRunsQueues(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	r := newReplica(t, url, lockOpts("solo"), scheduler.Options{MaxConcurrentRuns: 2})
+	var current, peak atomic.Int32
+	var mu sync.Mutex
+	ran := map[string]time.Time{} // job -> tick it ran
+	for i := range 4 {
+		name := fmt.Sprintf("q%d", i)
+		err := r.s.Add(job.Job{Name: name, Schedule: "*/5 * * * * *", Run: func(ctx context.Context) error {
+			n := current.Add(1)
+			defer current.Add(-1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			info, _ := job.FromContext(ctx)
+			mu.Lock()
+			if _, ok := ran[name]; !ok {
+				ran[name] = info.Tick
+			}
+			mu.Unlock()
+			time.Sleep(time.Second)
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.start(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(ran)
+		mu.Unlock()
+		if n == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of 4 jobs ran within 20 s", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := peak.Load(); p != 2 {
+		t.Errorf("peak concurrency %d, want exactly the limit 2", p)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	first := ran["q0"]
+	for name, tick := range ran {
+		if !tick.Equal(first) {
+			t.Errorf("%s ran for tick %v, q0 for %v: the queued jobs must run their tick, not skip it", name, tick, first)
+		}
+	}
+}
