@@ -156,12 +156,7 @@ func (h *History) put(ctx context.Context, name string, st *jobState, rev uint64
 	if over := len(st.Runs) - h.size; over > 0 {
 		st.Runs = st.Runs[over:]
 	}
-	stored := *st
-	stored.Runs = slices.Clone(st.Runs)
-	for i := range stored.Runs {
-		stored.Runs[i].Output = "" // under its own key
-	}
-	data, err := json.Marshal(stored)
+	data, err := st.appendJSON(make([]byte, 0, 256+256*len(st.Runs))) // outputs live under their own keys
 	if err != nil {
 		return 0, err
 	}
