@@ -51,10 +51,11 @@ func newClaims() *claims {
 // watch starts following the bucket; stop with stop.
 func (c *claims) watch(ctx context.Context, h *History, changed func(string, view)) error {
 	c.changed = changed
-	f, err := h.bucket.Follow(ctx, func(key string, _ uint64, _ time.Time, hdr nats.Header) {
+	f, err := h.bucket.Follow(ctx, func(key string, rev uint64, _ time.Time, hdr nats.Header) {
 		if strings.Contains(key, "/") {
 			return // an output, not a job's state
 		}
+		h.cache.seen(key, rev)
 		c.observe(key, parseView(hdr))
 	})
 	if err != nil {

@@ -23,6 +23,10 @@ import (
 type History struct {
 	bucket *kv.Bucket
 	size   int
+	// cache saves the scheduler reads of the states it wrote or read last (see
+	// stateCache). Nil in a History from OpenHistory: operator commands
+	// read the key every time.
+	cache *stateCache
 }
 
 // HistoryOptions configure OpenHistory. Zero values select the defaults.
@@ -192,11 +196,18 @@ func stateHeader(st *jobState) nats.Header {
 // on conflicts, and returns the state written and its revision. change
 // returns false to leave the state as it is (then the revision is 0). A
 // caller that knows the current state and revision passes them as a first
-// guess to save a read.
+// guess to save a read; without one the cache's is taken. A guess may be
+// stale, so only a state read from the key can decide that nothing
+// changes: change returning false on a guess costs a read and a retry.
 func (h *History) update(ctx context.Context, name string, guess *jobState, rev uint64, change func(*jobState) bool) (jobState, uint64, error) {
+	if guess == nil {
+		if st, r, ok := h.cache.get(name); ok {
+			guess, rev = &st, r
+		}
+	}
 	for range maxCASRetries {
-		var st jobState
-		if guess != nil {
+		st, guessed := jobState{}, guess != nil
+		if guessed {
 			st, guess = *guess, nil
 			st.Runs = slices.Clone(st.Runs)
 		} else {
@@ -204,15 +215,23 @@ func (h *History) update(ctx context.Context, name string, guess *jobState, rev 
 			if st, rev, err = h.get(ctx, name); err != nil {
 				return jobState{}, 0, err
 			}
+			h.cache.put(name, st, rev)
 		}
 		if !change(&st) {
+			if guessed {
+				continue
+			}
 			return st, 0, nil
 		}
 		newRev, err := h.put(ctx, name, &st, rev)
+		if err != nil || newRev == 0 {
+			h.cache.drop(name)
+		}
 		if err != nil {
 			return jobState{}, 0, err
 		}
 		if newRev != 0 {
+			h.cache.put(name, st, newRev)
 			return st, newRev, nil
 		}
 	}

@@ -84,6 +84,7 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 	if err != nil {
 		return nil, err
 	}
+	h.cache = newStateCache()
 	rb, err := openReplicas(ctx, js, o.ReplicaBucket, o.HistoryReplicas)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,96 @@
+package scheduler
+
+import (
+	"slices"
+	"sync"
+)
+
+// stateCache keeps, per job, the last state this replica wrote or read
+// with its revision, so that the next update of the job starts from it
+// instead of a read of the key and a decode of its JSON. The replica a
+// tick is dealt to is usually the same from one tick to the next, so a
+// claim then costs one write instead of a read and a write.
+//
+// It is a guess, never the truth: a write from it is a compare-and-swap
+// on its revision, which fails if anyone wrote since, and History.update
+// then reads the key. The watch of the bucket (seen) drops an entry as
+// soon as another write of its key is delivered, which saves most of
+// those failed writes.
+type stateCache struct {
+	mu sync.Mutex
+	m  map[string]cachedState
+}
+
+type cachedState struct {
+	st  jobState
+	rev uint64 // 0: no state cached (only seen is known)
+	// seen is the highest revision of the key the watch delivered.
+	seen uint64
+}
+
+func newStateCache() *stateCache {
+	return &stateCache{m: map[string]cachedState{}}
+}
+
+// get returns a copy of the cached state of the job and its revision.
+func (c *stateCache) get(name string) (jobState, uint64, bool) {
+	if c == nil {
+		return jobState{}, 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[name]
+	if !ok || e.rev == 0 || e.rev < e.seen {
+		return jobState{}, 0, false
+	}
+	st := e.st
+	st.Runs = slices.Clone(st.Runs)
+	return st, e.rev, true
+}
+
+// put caches st at rev, unless the watch already delivered a later write.
+func (c *stateCache) put(name string, st jobState, rev uint64) {
+	if c == nil || rev == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[name]
+	if rev < e.seen || rev < e.rev {
+		return
+	}
+	st.Runs = slices.Clone(st.Runs)
+	e.st, e.rev = st, rev
+	c.m[name] = e
+}
+
+// drop forgets the job's cached state (a write from it failed).
+func (c *stateCache) drop(name string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[name]
+	e.st, e.rev = jobState{}, 0
+	c.m[name] = e
+}
+
+// seen notes a write of the job's key delivered by the watch: a cached
+// state older than it is stale.
+func (c *stateCache) seen(name string, rev uint64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[name]
+	if rev <= e.seen {
+		return
+	}
+	e.seen = rev
+	if e.rev < rev {
+		e.st, e.rev = jobState{}, 0
+	}
+	c.m[name] = e
+}

@@ -1,0 +1,78 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cronlock/cronlock/internal/natstest"
+	"github.com/cronlock/cronlock/job"
+)
+
+// TestStaleCacheNeverDecides: a replica's cached state that another
+// writer has overtaken (an operator's suspend and resume, with no watch to
+// tell the cache) must neither lose that write nor decide from the old
+// state that there is nothing to do.
+func TestStaleCacheNeverDecides(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := natstest.RunServer(t, natstest.Options{})
+	_, js := natstest.Connect(t, srv.ClientURL())
+	replica, err := OpenHistory(ctx, js, HistoryOptions{Bucket: "cache-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica.cache = newStateCache()
+	operator, err := OpenHistory(ctx, js, HistoryOptions{Bucket: "cache-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "backup"
+	now := time.Now().UTC()
+
+	// The replica suspends the job (cached: suspended); the operator
+	// resumes it behind the cache's back.
+	if err := replica.Suspend(ctx, name, "replica", now); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := replica.cache.get(name); !ok {
+		t.Fatal("the replica's write was not cached: the test proves nothing")
+	}
+	if err := operator.Resume(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	// The cache still says "suspended": Suspend must not take that as
+	// "nothing to do".
+	if err := replica.Suspend(ctx, name, "replica again", now); err != nil {
+		t.Fatal(err)
+	}
+	st, err := operator.State(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Suspended == nil || st.Suspended.By != "replica again" {
+		t.Fatalf("suspended = %+v, want the replica's second suspend", st.Suspended)
+	}
+
+	// The operator resumes again; the replica claims a tick from its
+	// stale cache: the claim must land on top of the resume, not undo it.
+	if err := operator.Resume(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	sched, err := job.ParseSchedule("* * * * * *", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := replica.claim(ctx, sched, Run{Job: name, Tick: now.Truncate(time.Second), Status: StatusRunning}, ReasonNoReplica)
+	if err != nil || !c.ok {
+		t.Fatalf("claim: ok %v, err %v", c.ok, err)
+	}
+	st, err = operator.State(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Suspended != nil || len(st.Runs) != 1 || st.Runs[0].Status != StatusRunning {
+		t.Fatalf("after the claim: suspended %+v, runs %+v; want not suspended, the claimed run", st.Suspended, st.Runs)
+	}
+}
