@@ -32,7 +32,10 @@ func newServer(t testing.TB) string {
 func newLocker(t testing.TB, url string, o lock.Options) (*lock.Locker, jetstream.JetStream) {
 	t.Helper()
 	_, js := natstest.Connect(t, url)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Generous: on a freshly started 3-node cluster, with CI's other
+	// packages loading both cores, creating the watch's consumer on the R3
+	// bucket once took over 10 s (stream leader still being elected).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	l, err := lock.New(ctx, js, o)
 	if err != nil {

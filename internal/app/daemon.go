@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/internal/jsapi"
 	"github.com/cronlock/cronlock/internal/notify"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
@@ -244,17 +245,16 @@ func (d *Daemon) openScheduler(ctx context.Context) error {
 	return nil
 }
 
-// transient reports errors that a later attempt may not meet: no answer, no
-// responders, a reconnecting client, JetStream temporarily unavailable (503)
-// or too few peers online to place an R3 bucket.
+// transient reports errors that a later attempt may not meet: those
+// jsapi.Call retries (no answer, no responders, too few peers online to
+// place an R3 bucket), and at start-up also a reconnecting client or a
+// server whose JetStream is not up yet (503, 504).
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.Code == 504 ||
-		apiErr.ErrorCode == 10005 /* no suitable peers for placement */) {
+	if errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.Code == 504) {
 		return true
 	}
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
+	return jsapi.Unanswered(err) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled)
 }

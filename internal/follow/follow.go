@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cronlock/cronlock/internal/jsapi"
 )
 
 // Handler receives the subject, stream sequence, server timestamp and
@@ -37,10 +39,17 @@ const catchUpWait = 2 * time.Second
 // it, recreating itself after a reconnect or a gap. Start returns once fn
 // has seen the messages present at the start, or after a short bound.
 func Start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter string, fn Handler) (*Follower, error) {
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter},
-		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
-		HeadersOnly:    true,
+	var cons jetstream.Consumer
+	// A create the cluster dropped is sent again; one that was applied but
+	// not answered leaves an ephemeral consumer the server deletes after
+	// its inactivity threshold.
+	err := jsapi.Call(ctx, func(ctx context.Context) (err error) {
+		cons, err = stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{filter},
+			DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+			HeadersOnly:    true,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cronlock/cronlock/internal/jsapi"
 )
 
 // ErrNoMsgTTL is returned by Open for a bucket that needs per-message TTLs
@@ -52,28 +54,22 @@ type Bucket struct {
 // Open opens the bucket cfg.Name, creating it (history 1, file storage)
 // when it is missing, and checks that an existing one fits cfg. Errors name
 // the bucket and the setting at fault.
+//
+// Each JetStream API request is sent again when a cluster drops it (see
+// jsapi), so ctx bounds the whole start-up, not one lost request.
 func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bucket, error) {
-	kv, err := js.KeyValue(ctx, cfg.Name)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:         cfg.Name,
-			Description:    cfg.Description,
-			History:        1,
-			Replicas:       max(cfg.Replicas, 1),
-			Storage:        jetstream.FileStorage,
-			LimitMarkerTTL: cfg.MarkerTTL,
-		})
-		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
-			kv, err = js.KeyValue(ctx, cfg.Name)
-		}
-	}
+	kv, err := openOrCreate(ctx, js, cfg)
 	switch {
 	case errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported):
 		return nil, fmt.Errorf("create bucket %q: %w", cfg.Name, ErrNoMsgTTL)
 	case err != nil:
 		return nil, fmt.Errorf("open bucket %q: %w", cfg.Name, err)
 	}
-	stream, err := js.Stream(ctx, "KV_"+cfg.Name)
+	var stream jetstream.Stream
+	err = jsapi.Call(ctx, func(ctx context.Context) (err error) {
+		stream, err = js.Stream(ctx, "KV_"+cfg.Name)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open bucket %q: %w", cfg.Name, err)
 	}
@@ -86,6 +82,34 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bucket, err
 		}
 	}
 	return b, nil
+}
+
+// openOrCreate looks the bucket up and creates it when it is missing.
+func openOrCreate(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
+	var kv jetstream.KeyValue
+	lookup := func(ctx context.Context) (err error) {
+		kv, err = js.KeyValue(ctx, cfg.Name)
+		return err
+	}
+	err := jsapi.Call(ctx, lookup)
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
+	}
+	err = jsapi.Call(ctx, func(ctx context.Context) (err error) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:         cfg.Name,
+			Description:    cfg.Description,
+			History:        1,
+			Replicas:       max(cfg.Replicas, 1),
+			Storage:        jetstream.FileStorage,
+			LimitMarkerTTL: cfg.MarkerTTL,
+		})
+		return err
+	})
+	if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently, or our create's reply was lost
+		err = jsapi.Call(ctx, lookup)
+	}
+	return kv, err
 }
 
 func (b *Bucket) checkTTL() error {

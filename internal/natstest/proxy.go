@@ -3,6 +3,7 @@ package natstest
 import (
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ type Proxy struct {
 	frozen bool
 	thaw   chan struct{} // closed on Thaw; replaced on Freeze
 	conns  map[net.Conn]struct{}
+	held   map[*byte][]byte // data held by Freeze, by buffer
 	wg     sync.WaitGroup
 }
 
@@ -31,7 +33,7 @@ func NewProxy(tb testing.TB, target string) *Proxy {
 	if err != nil {
 		tb.Fatalf("natstest: proxy listen: %v", err)
 	}
-	p := &Proxy{target: target, ln: ln, thaw: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	p := &Proxy{target: target, ln: ln, thaw: make(chan struct{}), conns: map[net.Conn]struct{}{}, held: map[*byte][]byte{}}
 	close(p.thaw)
 	p.wg.Add(1)
 	go p.accept()
@@ -73,8 +75,12 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		if n > 0 {
 			p.mu.Lock()
 			gate, delay := p.thaw, p.delay
+			p.held[&buf[0]] = buf[:n]
 			p.mu.Unlock()
 			<-gate // frozen: hold the bytes, as a silent network would
+			p.mu.Lock()
+			delete(p.held, &buf[0])
+			p.mu.Unlock()
 			if delay > 0 {
 				time.Sleep(delay) // a slow link, in both directions
 			}
@@ -107,6 +113,19 @@ func (p *Proxy) Freeze() {
 		p.frozen = true
 		p.thaw = make(chan struct{})
 	}
+}
+
+// Holding reports whether data containing s is held by Freeze (a request
+// the frozen link swallowed, say).
+func (p *Proxy) Holding(s string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range p.held {
+		if strings.Contains(string(b), s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Thaw resumes forwarding.
