@@ -24,12 +24,12 @@ import (
 // from a loaded cluster.
 const Attempt = 5 * time.Second
 
-// Call runs fn with a context bounded by Attempt, again while it fails
-// without an answer (timed out, or no JetStream responder yet) or with a
-// cluster's "not now" (no peers for placement, temporarily unavailable)
-// and ctx lasts, with a short pause between attempts. It returns fn's last error,
-// or ctx's when ctx ended first. fn must be safe to repeat: a create
-// whose reply was lost meets an "already exists" the second time.
+// Call runs fn with a context bounded by Attempt, and again, after a short
+// pause, while it fails without an answer (timed out, no JetStream
+// responder yet) or with a cluster's "not now" (no peers for placement,
+// temporarily unavailable) and ctx lasts. It returns fn's last error. fn
+// must be safe to repeat: a create whose reply was lost meets an "already
+// exists" the second time.
 func Call(ctx context.Context, fn func(context.Context) error) error {
 	pause := 50 * time.Millisecond
 	for {

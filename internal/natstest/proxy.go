@@ -75,7 +75,9 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		if n > 0 {
 			p.mu.Lock()
 			gate, delay := p.thaw, p.delay
-			p.held[&buf[0]] = buf[:n]
+			if p.frozen {
+				p.held[&buf[0]] = buf[:n]
+			}
 			p.mu.Unlock()
 			<-gate // frozen: hold the bytes, as a silent network would
 			p.mu.Lock()
