@@ -246,15 +246,15 @@ func (d *Daemon) openScheduler(ctx context.Context) error {
 }
 
 // transient reports errors that a later attempt may not meet: those
-// jsapi.Call retries (no answer, no responders, too few peers online to
-// place an R3 bucket), and at start-up also a reconnecting client or a
-// server whose JetStream is not up yet (503, 504).
+// jsapi.Call retries (no answer, too few peers online to place an R3
+// bucket), and at start-up also a reconnecting client or a server whose
+// JetStream is not up yet (no responders, 503, 504).
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.Code == 504) {
 		return true
 	}
-	return jsapi.Unanswered(err) || errors.Is(err, nats.ErrDisconnected) ||
+	return jsapi.Unanswered(err) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled)
 }

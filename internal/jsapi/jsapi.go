@@ -25,11 +25,10 @@ import (
 const Attempt = 5 * time.Second
 
 // Call runs fn with a context bounded by Attempt, and again, after a short
-// pause, while it fails without an answer (timed out, no JetStream
-// responder yet) or with a cluster's "not now" (no peers for placement,
-// temporarily unavailable) and ctx lasts. It returns fn's last error. fn
-// must be safe to repeat: a create whose reply was lost meets an "already
-// exists" the second time.
+// pause, while it fails without an answer (timed out) or with a cluster's
+// "not now" (no peers for placement, temporarily unavailable) and ctx
+// lasts. It returns fn's last error. fn must be safe to repeat: a create
+// whose reply was lost meets an "already exists" the second time.
 func Call(ctx context.Context, fn func(context.Context) error) error {
 	pause := 50 * time.Millisecond
 	for {
@@ -65,5 +64,8 @@ func Unanswered(err error) bool {
 	if errors.As(err, &api) && (api.ErrorCode == codeNoPeers || api.ErrorCode == codeNotAvailable) {
 		return true
 	}
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders)
+	// Not nats.ErrNoResponders: no JetStream answering at all is a server
+	// without JetStream (a cluster settling still has responders), which
+	// waiting does not mend; the caller should say so at once.
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
 }

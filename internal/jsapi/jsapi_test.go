@@ -19,7 +19,7 @@ func TestUnanswered(t *testing.T) {
 		{context.DeadlineExceeded, true},
 		{fmt.Errorf("open bucket: %w", context.DeadlineExceeded), true},
 		{nats.ErrTimeout, true},
-		{nats.ErrNoResponders, true},
+		{nats.ErrNoResponders, false}, // no JetStream on the server: say so at once
 		{&jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, peer offline"}, true},
 		{fmt.Errorf("create: %w", &jetstream.APIError{Code: 503, ErrorCode: 10008}), true},
 		{context.Canceled, false},

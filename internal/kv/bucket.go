@@ -62,6 +62,8 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bucket, err
 	switch {
 	case errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported):
 		return nil, fmt.Errorf("create bucket %q: %w", cfg.Name, ErrNoMsgTTL)
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil, fmt.Errorf("open bucket %q: nothing answers JetStream requests: is JetStream enabled on the server (and for this account, or this domain)? %w", cfg.Name, err)
 	case err != nil:
 		return nil, fmt.Errorf("open bucket %q: %w", cfg.Name, err)
 	}

@@ -2,8 +2,11 @@ package kv_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/cronlock/cronlock/internal/jsapi"
 	"github.com/cronlock/cronlock/internal/kv"
@@ -43,5 +46,26 @@ func TestOpenResendsALostRequest(t *testing.T) {
 	}
 	if took := time.Since(start); took < jsapi.Attempt {
 		t.Fatalf("Open took %v: its first request was not the one lost, the test proves nothing", took)
+	}
+}
+
+// TestOpenWithoutJetStreamFailsAtOnce: a server without JetStream is not a
+// cluster settling; waiting would not mend it, so Open says so at once.
+func TestOpenWithoutJetStreamFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, natstest.Options{Configure: func(o *server.Options) { o.JetStream = false }})
+	_, js := natstest.Connect(t, srv.ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), 4*jsapi.Attempt)
+	defer cancel()
+	start := time.Now()
+	_, err := kv.Open(ctx, js, kv.Config{Name: "nojs"})
+	if err == nil {
+		t.Fatal("Open succeeded on a server without JetStream")
+	}
+	if took := time.Since(start); took > jsapi.Attempt/2 {
+		t.Fatalf("Open took %v to fail (%v): it waited for a JetStream that is not there", took, err)
+	}
+	if !strings.Contains(err.Error(), "is JetStream enabled") {
+		t.Errorf("error %q does not say what to check", err)
 	}
 }
