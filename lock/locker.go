@@ -38,6 +38,10 @@ type Locker struct {
 	closing   chan struct{} // closed by Close: background clean-ups stop
 	follower  *follow.Follower
 	reapers   sync.WaitGroup // see reap
+	// frees holds, by key, the lease ids freeLater still has to free; a
+	// key is present while its goroutine runs.
+	freeMu sync.Mutex
+	frees  map[string][]string
 }
 
 // New returns a Locker on the bucket opts.Bucket, creating the bucket when it
@@ -61,7 +65,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts Options) (*Locker, er
 	case err != nil:
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	l := &Locker{bucket: b, opts: o, log: o.Logger, tracker: newTracker(), closing: make(chan struct{})}
+	l := &Locker{bucket: b, opts: o, log: o.Logger, tracker: newTracker(), closing: make(chan struct{}), frees: map[string][]string{}}
 	if l.follower, err = l.watch(ctx); err != nil {
 		return nil, fmt.Errorf("lock: watch bucket %q: %w", o.Bucket, err)
 	}
