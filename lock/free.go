@@ -47,41 +47,40 @@ func (l *Locker) freeLater(key, id string) {
 	}()
 }
 
-// freePending tries to free each write of key that freeLater holds, and
-// reports whether none is left (then the key's goroutine ends).
+// freePending tries to free the key if it holds one of the writes
+// freeLater keeps for it, and reports whether none is left (then the key's
+// goroutine ends). One read answers for all of them: an outage leaves one
+// abandoned acquire per tick and catch-up retry, and a release among them
+// must not wait behind hundreds of reads.
 func (l *Locker) freePending(key string) bool {
 	l.freeMu.Lock()
 	ids := slices.Clone(l.frees[key])
 	l.freeMu.Unlock()
-	var left []string
-	for _, id := range ids {
-		if l.freeOwn(key, id) != nil {
-			left = append(left, id)
-		}
+	if l.freeOwn(key, ids...) != nil {
+		return false
 	}
 	l.freeMu.Lock()
 	defer l.freeMu.Unlock()
-	// Keep what failed and what freeLater added meanwhile.
-	left = append(left, l.frees[key][len(ids):]...)
+	left := l.frees[key][len(ids):] // added meanwhile
 	if len(left) == 0 {
 		delete(l.frees, key)
 		return true
 	}
-	l.frees[key] = left
+	l.frees[key] = slices.Clone(left)
 	return false
 }
 
-// freeOwn frees key if it holds a write of lease id. It returns nil when
-// it freed it or there is nothing of ours to free, and an error when NATS
-// did not answer or the key changed under it (look again).
-func (l *Locker) freeOwn(key, id string) error {
+// freeOwn frees key if it holds a write of one of the lease ids. It
+// returns nil when it freed it or there is nothing of ours to free, and an
+// error when NATS did not answer or the key changed under it (look again).
+func (l *Locker) freeOwn(key string, ids ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), l.opts.AcquireRetryMaxDelay)
 	defer cancel()
 	e, err := l.last(ctx, key)
 	if err != nil {
 		return err
 	}
-	if e == nil || e.free || e.recErr != nil || e.rec.Lease != id {
+	if e == nil || e.free || e.recErr != nil || !slices.Contains(ids, e.rec.Lease) {
 		return nil
 	}
 	// A conflict means the read was stale or the key changed meanwhile:
