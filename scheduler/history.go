@@ -200,16 +200,19 @@ func stateHeader(st *jobState) nats.Header {
 // stale, so only a state read from the key can decide that nothing
 // changes: change returning false on a guess costs a read and a retry.
 func (h *History) update(ctx context.Context, name string, guess *jobState, rev uint64, change func(*jobState) bool) (jobState, uint64, error) {
+	private := false // the guess's runs are a copy of our own (the cache's)
 	if guess == nil {
 		if st, r, ok := h.cache.get(name); ok {
-			guess, rev = &st, r
+			guess, rev, private = &st, r, true
 		}
 	}
 	for range maxCASRetries {
 		st, guessed := jobState{}, guess != nil
 		if guessed {
 			st, guess = *guess, nil
-			st.Runs = slices.Clone(st.Runs)
+			if !private {
+				st.Runs = slices.Clone(st.Runs) // change edits runs in place
+			}
 		} else {
 			var err error
 			if st, rev, err = h.get(ctx, name); err != nil {
