@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cronlock/cronlock/internal/app"
+	"github.com/cronlock/cronlock/internal/config"
 )
 
 const resumeUsage = `
@@ -21,23 +22,15 @@ Flags (before JOB):
 `
 
 func (c *cli) resume(ctx context.Context, args []string) error {
-	fs := c.newFlags("resume", resumeUsage, true)
-	name, cfg, err := parseJobArg(fs, args)
-	if err != nil {
-		return err
-	}
-	ctx, cl, done, err := c.queryConfig(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := cl.Resume(ctx, name); err != nil {
-		return err
-	}
-	if j, err := app.FindJob(cfg, name); err == nil && app.ConfigSuspended(j) {
-		fmt.Fprintf(c.stdout, "resumed %q in NATS, but it stays suspended: its configuration says suspended: true\n", name)
+	return c.onJob(ctx, "resume", resumeUsage, args, func(ctx context.Context, cl *app.Client, name string, cfg *config.Config) error {
+		if err := cl.Resume(ctx, name); err != nil {
+			return err
+		}
+		if j, err := app.FindJob(cfg, name); err == nil && app.ConfigSuspended(j) {
+			fmt.Fprintf(c.stdout, "resumed %q in NATS, but it stays suspended: its configuration says suspended: true\n", name)
+			return nil
+		}
+		fmt.Fprintf(c.stdout, "resumed %q: replicas start its ticks again from the next one\n", name)
 		return nil
-	}
-	fmt.Fprintf(c.stdout, "resumed %q: replicas start its ticks again from the next one\n", name)
-	return nil
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 
+	"github.com/cronlock/cronlock/internal/app"
 	"github.com/cronlock/cronlock/internal/config"
 )
 
@@ -38,8 +39,20 @@ func suspendedBy() string {
 }
 
 func (c *cli) suspend(ctx context.Context, args []string) error {
-	fs := c.newFlags("suspend", suspendUsage, true)
-	name, cfg, err := parseJobArg(fs, args)
+	return c.onJob(ctx, "suspend", suspendUsage, args, func(ctx context.Context, cl *app.Client, name string, _ *config.Config) error {
+		if err := cl.Suspend(ctx, name, suspendedBy()); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "suspended %q: no replica starts its ticks any more; a run in progress goes on\n", name)
+		return nil
+	})
+}
+
+// onJob runs an operator command on one JOB (suspend, resume): it parses
+// the flags and JOB, opens a session to NATS and calls act.
+func (c *cli) onJob(ctx context.Context, cmd, usage string, args []string,
+	act func(context.Context, *app.Client, string, *config.Config) error) error {
+	name, cfg, err := parseJobArg(c.newFlags(cmd, usage, true), args)
 	if err != nil {
 		return err
 	}
@@ -48,11 +61,7 @@ func (c *cli) suspend(ctx context.Context, args []string) error {
 		return err
 	}
 	defer done()
-	if err := cl.Suspend(ctx, name, suspendedBy()); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "suspended %q: no replica starts its ticks any more; a run in progress goes on\n", name)
-	return nil
+	return act(ctx, cl, name, cfg)
 }
 
 // parseJobArg parses the flags and the single JOB argument of suspend and
