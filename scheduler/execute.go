@@ -112,33 +112,18 @@ func runStatus(err, cause error, stopped bool) string {
 	return StatusFailed
 }
 
-// finish records a finished run (its output under its own key first) in
-// the shared history, then reports it: OnResult, metrics, the log. The
-// result is recorded even if the lease is gone: it is this run's entry.
-// It reports whether the history took the record.
+// finish records a finished run in the shared history (see recordResult:
+// until NATS takes it, within ResultRetryFor), then reports it: OnResult,
+// metrics, the log. The result is recorded even if the lease is gone: it is
+// this run's entry. It reports whether the history took the record at the
+// first attempt (false: NATS failed meanwhile).
 func (s *Scheduler) finish(run Run, again *rerun, c *claimed, log zerolog.Logger) bool {
-	var guess *jobState
-	var rev uint64
-	if c != nil {
-		guess, rev = &c.st, c.rev
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if run.Output != "" {
-		if err := s.history.putOutput(ctx, run); err != nil {
-			log.Warn().Err(err).Msg("cannot keep the run's output in the history")
-		}
-	}
-	recorded, err := s.history.record(ctx, run, again, guess, rev)
-	if err != nil {
-		log.Warn().Err(err).Msg("cannot record the run in the history")
-		recorded = run
-	}
+	logFinished(log, run, again)
+	recorded, w := s.recordResult(run, again, c, log)
 	s.result(recorded)
 	s.m.runs.WithLabelValues(run.Job, run.Status).Inc()
 	s.m.duration.WithLabelValues(run.Job).Observe(run.Duration().Seconds())
-	logFinished(log, run, again)
-	return err == nil
+	return w.ok && w.attempts == 1
 }
 
 // result hands a recorded entry to Options.OnResult.

@@ -1,0 +1,106 @@
+package scheduler
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// A run's result is written to the shared history before its lock is
+// released. When NATS does not take the write (an outage, no stream
+// leader), the replica keeps the result and writes it as soon as NATS
+// answers, still holding the job's lock, so that no other replica claims
+// the job meanwhile and takes the run for abandoned: the history then shows
+// the run's true status, and OnResult, the notifications and the metrics
+// follow that status, once, when it is written.
+const (
+	// recordTimeout bounds one attempt to write a result.
+	recordTimeout = 5 * time.Second
+	// recordRetryMin and recordRetryMax bound the pause between attempts
+	// (doubling, jittered): short, since the result is written within this
+	// much of NATS answering again.
+	recordRetryMin = 100 * time.Millisecond
+	recordRetryMax = time.Second
+	// ResultRetryFor is how long a replica keeps trying to write a result
+	// NATS did not take. Past it the replica gives up: it logs the result,
+	// reports it to OnResult unrecorded, and releases the lock; the next
+	// claim of the job, on any replica, then marks the run abandoned. It is
+	// the bound after which a run whose result never arrived is abandoned
+	// although its replica is still up.
+	ResultRetryFor = 10 * time.Minute
+	// resultShutdownGrace is how long a replica that is shutting down (its
+	// runs cancelled) still tries to write a result before giving up.
+	resultShutdownGrace = 2 * time.Second
+)
+
+// recordResult writes a finished run (its output under its own key first)
+// to the history, retrying as described above, and returns the run as
+// recorded and how the write went.
+func (s *Scheduler) recordResult(run Run, again *rerun, c *claimed, log zerolog.Logger) (Run, resultWrite) {
+	w := resultWrite{output: run.Output == ""}
+	var guess *jobState
+	var rev uint64
+	if c != nil {
+		guess, rev = &c.st, c.rev
+	}
+	ctx, cancel := s.resultContext()
+	defer cancel()
+	started := time.Now()
+	for pause := recordRetryMin; ; pause = min(2*pause, recordRetryMax) {
+		w.attempts++
+		recorded, err := s.tryRecord(ctx, run, again, guess, rev, &w)
+		if err == nil {
+			if w.attempts > 1 {
+				log.Info().Int("attempts", w.attempts).Float64("after_seconds", time.Since(started).Seconds()).
+					Msg("run recorded in the history once NATS answered")
+			}
+			w.ok = true
+			return recorded, w
+		}
+		if w.attempts == 1 {
+			log.Warn().Err(err).Msg("cannot record the run in the history; keeping the result and retrying until NATS answers")
+		}
+		guess, rev = nil, 0 // the guess may be stale now: read the key
+		t := time.NewTimer(pause/2 + rand.N(pause/2))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			log.Error().Err(err).Int("attempts", w.attempts).Str("status", run.Status).
+				Msg("gave up recording the run in the history; the job's next claim marks it abandoned")
+			return run, w
+		}
+	}
+}
+
+// resultWrite is how writing one result went.
+type resultWrite struct {
+	output   bool // the output is stored (or there is none)
+	attempts int
+	ok       bool // the history took the result
+}
+
+// tryRecord makes one attempt at writing the output (while not stored) and
+// the run's entry; the entry is attempted even when the output failed, and
+// decides the outcome.
+func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *rerun, guess *jobState, rev uint64, w *resultWrite) (Run, error) {
+	actx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	if !w.output {
+		w.output = s.history.putOutput(actx, run) == nil
+	}
+	return s.history.record(actx, run, again, guess, rev)
+}
+
+// resultContext bounds recordResult: it ends ResultRetryFor from now, or
+// resultShutdownGrace after the scheduler cancelled its runs (s.hard).
+func (s *Scheduler) resultContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), ResultRetryFor)
+	unhook := context.AfterFunc(s.hard, func() { time.AfterFunc(resultShutdownGrace, cancel) })
+	return ctx, func() {
+		unhook()
+		cancel()
+	}
+}
