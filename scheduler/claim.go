@@ -29,15 +29,41 @@ type claimed struct {
 	rev uint64
 }
 
-// claim records run.Tick as the job's last claimed tick and run as
+// claimRequest is what a claim needs to know besides the job's state.
+type claimRequest struct {
+	sched job.Schedule
+	run   Run
+	// gapReason labels the missed ticks that nothing else explains
+	// (no_replica, outage).
+	gapReason string
+	// held are the ticks at which this replica found the job's lock held.
+	held heldTicks
+	// gone reports whether a run left "running" in the history has ended
+	// without its replica able to record it (see ownerGone); nil: always.
+	gone func(r Run) bool
+}
+
+// heldTicks is a span of ticks at which this replica tried the job's lock
+// and found it held (zero: none since its last claim).
+type heldTicks struct {
+	from, through time.Time
+	holder        string // the last holder seen ("" if unknown)
+}
+
+// covers reports whether t lies within the span.
+func (h heldTicks) covers(t time.Time) bool {
+	return !h.from.IsZero() && !t.Before(h.from) && !t.After(h.through)
+}
+
+// claim records req.run.Tick as the job's last claimed tick and the run as
 // running, unless that tick or a later one was claimed already. Ticks
 // between the previous claim and this one, which no replica ran, are
-// recorded as missed: those that came while the previous run still ran
-// with reason overlap, the others with gapReason. Runs left "running" by a
-// replica that stopped are marked abandoned (the caller holds the job's
-// lock, so no other run of the job is in progress).
-func (h *History) claim(ctx context.Context, sched job.Schedule, run Run, gapReason string) (claimed, error) {
+// recorded as missed (see missedReason). Runs left "running" whose replica
+// is gone are marked abandoned (the caller holds the job's lock, so no
+// other run of the job is in progress).
+func (h *History) claim(ctx context.Context, req claimRequest) (claimed, error) {
 	var c claimed
+	run := req.run
 	st, rev, err := h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
 		if !st.LastTick.IsZero() && !run.Tick.After(st.LastTick) {
 			return false
@@ -46,7 +72,7 @@ func (h *History) claim(ctx context.Context, sched job.Schedule, run Run, gapRea
 		for _, r := range st.Runs {
 			c.highest = max(c.highest, r.Token)
 		}
-		c.recorded = append(markAbandoned(st), addMissed(st, sched, run, gapReason, c.missed)...)
+		c.recorded = append(markAbandoned(st, req.gone), addMissed(st, req, c.missed)...)
 		st.LastTick = run.Tick
 		st.Rerun = nil // a new tick supersedes an older one's rerun
 		c.run = st.add(run)
@@ -56,45 +82,90 @@ func (h *History) claim(ctx context.Context, sched job.Schedule, run Run, gapRea
 	return c, err
 }
 
-// addMissed records the ticks strictly between st.LastTick and run.Tick as
-// missed entries, counting them by reason in counts.
-func addMissed(st *jobState, sched job.Schedule, run Run, gapReason string, counts map[string]int) []Run {
+// addMissed records the ticks strictly between st.LastTick and the run's
+// tick as missed entries, counting them by reason in counts.
+func addMissed(st *jobState, req claimRequest, counts map[string]int) []Run {
 	if st.LastTick.IsZero() {
 		return nil // a new job: nothing was missed
 	}
-	busyUntil := st.LastTick
-	if i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.Tick.Equal(st.LastTick) && !r.Manual }); i >= 0 {
-		busyUntil = st.Runs[i].End
-	}
+	busy := busySpans(st)
+	reason := func(t time.Time) string { return missedReason(t, busy, req) }
 	var out []Run
-	for _, g := range gaps(sched, st.LastTick, run.Tick, busyUntil) {
-		reason := gapReason
-		if g.overlap {
-			reason = ReasonOverlap
-		}
-		counts[reason] += g.n
-		out = append(out, st.add(Run{Job: run.Job, Tick: g.first, Status: StatusMissed, Reason: reason, Ticks: g.n,
-			Error: missedText(g, reason)}))
+	for _, g := range gaps(req.sched, st.LastTick, req.run.Tick, reason) {
+		counts[g.reason] += g.n
+		out = append(out, st.add(Run{Job: req.run.Job, Tick: g.first, Status: StatusMissed, Reason: g.reason, Ticks: g.n,
+			Error: missedText(g, req.held.holder)}))
 	}
 	return out
 }
 
-func missedText(g gap, reason string) string {
+// missedReason says why tick t was missed:
+//   - overlap: a run of the job (scheduled, rerun or manual) held its lock;
+//   - lock_held: this replica found the lock held, by a holder that ran no
+//     live run (a replica that died while running the job keeps the lock
+//     until its lease ends);
+//   - else the claim's gap reason: no replica was there, or an outage.
+func missedReason(t time.Time, busy []span, req claimRequest) string {
+	for _, b := range busy {
+		if b.covers(t) {
+			return ReasonOverlap
+		}
+	}
+	if req.held.covers(t) {
+		return ReasonLockHeld
+	}
+	return req.gapReason
+}
+
+// span is the time a run held the job's lock: [from, until).
+type span struct{ from, until time.Time }
+
+func (b span) covers(t time.Time) bool { return !t.Before(b.from) && t.Before(b.until) }
+
+// busySpans returns when the job's runs held its lock: every run that
+// ran to a recorded end, scheduled, rerun or manual. A run without an end
+// (still "running" in the history while the claimer holds the lock) has
+// stopped holding it at an unknown time, and ticks found locked meanwhile
+// are lock_held; missed, skipped and abandoned entries did not run.
+func busySpans(st *jobState) []span {
+	var out []span
+	for _, r := range st.Runs {
+		switch {
+		case r.Status == StatusMissed, r.Status == StatusSkipped, r.Status == StatusAbandoned, r.End.IsZero():
+			continue
+		}
+		from := r.Tick
+		if !r.Start.IsZero() && r.Start.Before(from) {
+			from = r.Start
+		}
+		out = append(out, span{from: from, until: r.End})
+	}
+	return out
+}
+
+func missedText(g gap, holder string) string {
 	span := fmt.Sprintf("%d tick(s) from %s to %s", g.n, g.first.UTC().Format(time.RFC3339), g.last.UTC().Format(time.RFC3339))
-	switch reason {
+	switch g.reason {
 	case ReasonOverlap:
 		return span + " skipped: the job's previous run was still running"
 	case ReasonOutage:
 		return span + " missed: replicas could not coordinate through NATS"
+	case ReasonLockHeld:
+		by := "a holder"
+		if holder != "" {
+			by = holder
+		}
+		return span + " missed: the job's lock was held by " + by + ", which did not run them, until its lease ended"
 	}
 	return span + " ran on no replica"
 }
 
-// markAbandoned marks runs still "running" as abandoned and returns them.
-func markAbandoned(st *jobState) []Run {
+// markAbandoned marks the runs still "running" whose replica is gone (gone
+// nil: all of them) as abandoned and returns them.
+func markAbandoned(st *jobState, gone func(Run) bool) []Run {
 	var out []Run
 	for i := range st.Runs {
-		if st.Runs[i].Status == StatusRunning {
+		if st.Runs[i].Status == StatusRunning && (gone == nil || gone(st.Runs[i])) {
 			st.Runs[i].Status = StatusAbandoned
 			st.Runs[i].Error = "the replica running it stopped without recording a result"
 			st.noteResult(st.Runs[i])
@@ -167,7 +238,7 @@ func (h *History) skip(ctx context.Context, sched job.Schedule, name string, tic
 // claimRerun takes the job's pending rerun of tick for run, unless it was
 // taken already or its time is over. It returns the rerun taken (nil if
 // none) and the claim.
-func (h *History) claimRerun(ctx context.Context, run Run, now time.Time) (*rerun, claimed, error) {
+func (h *History) claimRerun(ctx context.Context, run Run, now time.Time, gone func(Run) bool) (*rerun, claimed, error) {
 	var taken *rerun
 	var c claimed
 	st, rev, err := h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
@@ -177,7 +248,7 @@ func (h *History) claimRerun(ctx context.Context, run Run, now time.Time) (*reru
 		}
 		taken = p
 		st.Rerun = nil
-		markAbandoned(st)
+		markAbandoned(st, gone)
 		r := run
 		r.Attempts = p.Attempts
 		c.run = st.add(r)
@@ -194,23 +265,23 @@ func (h *History) claimRerun(ctx context.Context, run Run, now time.Time) (*reru
 // a day is 86,400 steps, well within it.
 const maxCount = 1_000_000
 
-// gap is a run of consecutive missed ticks.
+// gap is a run of consecutive missed ticks with one reason.
 type gap struct {
 	n           int
 	first, last time.Time
-	overlap     bool // they came while the previous run still ran
+	reason      string
 }
 
 // gaps returns the ticks strictly between after and before, split into
-// those before busyUntil (overlap) and the others.
-func gaps(sched job.Schedule, after, before, busyUntil time.Time) []gap {
+// runs of consecutive ticks with the same reason.
+func gaps(sched job.Schedule, after, before time.Time, reason func(time.Time) string) []gap {
 	var out []gap
 	n := 0
 	for t := sched.Next(after); !t.IsZero() && t.Before(before) && n < maxCount; t = sched.Next(t) {
 		n++
-		overlap := t.Before(busyUntil)
-		if len(out) == 0 || out[len(out)-1].overlap != overlap {
-			out = append(out, gap{first: t, overlap: overlap})
+		r := reason(t)
+		if len(out) == 0 || out[len(out)-1].reason != r {
+			out = append(out, gap{first: t, reason: r})
 		}
 		g := &out[len(out)-1]
 		g.n++

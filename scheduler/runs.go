@@ -33,6 +33,10 @@ const (
 	// ReasonOutage: replicas were up but could not coordinate through NATS
 	// (disconnected, no stream leader, no quorum).
 	ReasonOutage = "outage"
+	// ReasonLockHeld: the job's lock was held by a holder that did not
+	// run the ticks and ran no live run of the job: typically a replica
+	// that died while running it, whose lock frees when its lease ends.
+	ReasonLockHeld = "lock_held"
 	// ReasonSuspended: the job was suspended (a skipped entry).
 	ReasonSuspended = "suspended"
 )

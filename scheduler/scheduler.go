@@ -31,6 +31,7 @@ type Scheduler struct {
 	due      dueTicks
 	deals    deals
 	inflight inflight
+	health   announceHealth
 	m        *metrics
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
@@ -59,7 +60,8 @@ type entry struct {
 	next    time.Time
 	last    *Run
 	running int
-	outage  bool // NATS failed at a tick: catch up once it answers
+	outage  bool      // NATS failed at a tick: catch up once it answers
+	held    heldTicks // ticks at which the lock was found held, since the last claim
 }
 
 func (e *entry) outageMarked() bool {

@@ -46,7 +46,11 @@ func (s *Scheduler) announce(ctx context.Context) {
 	warned := false
 	for {
 		actx, cancel := context.WithTimeout(ctx, announceEvery)
-		if err := s.registry.announce(actx, s.runningJobs()); err != nil && ctx.Err() == nil {
+		err := s.registry.announce(actx, s.runningJobs())
+		if ctx.Err() == nil {
+			s.health.note(err, time.Now())
+		}
+		if err != nil && ctx.Err() == nil {
 			s.log.Debug().Err(err).Msg("cannot announce this replica")
 		}
 		cancel()

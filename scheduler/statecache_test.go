@@ -64,7 +64,7 @@ func TestStaleCacheNeverDecides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := replica.claim(ctx, sched, Run{Job: name, Tick: now.Truncate(time.Second), Status: StatusRunning}, ReasonNoReplica)
+	c, err := replica.claim(ctx, claimRequest{sched: sched, run: Run{Job: name, Tick: now.Truncate(time.Second), Status: StatusRunning}, gapReason: ReasonNoReplica})
 	if err != nil || !c.ok {
 		t.Fatalf("claim: ok %v, err %v", c.ok, err)
 	}

@@ -96,7 +96,7 @@ func (s *Scheduler) rerunTick(e *entry) {
 	defer s.slots.release()
 	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning}
 	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
-	p, c, err := s.history.claimRerun(ctx, run, s.now())
+	p, c, err := s.history.claimRerun(ctx, run, s.now(), s.ownerGone(ctx))
 	cancel()
 	if err != nil || p == nil {
 		if err != nil {
@@ -136,6 +136,7 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time) (Lease, string, error) {
 		result, reason = "not_acquired", skipAlreadyRun // claimed by another replica while waiting
 	case errors.Is(err, lock.ErrNotAcquired):
 		result, reason = "not_acquired", skipLocked
+		e.noteHeld(tick, err)
 	case s.ctx.Err() != nil:
 		result, reason = "error", skipShutdown
 	default:
@@ -196,8 +197,10 @@ func (s *Scheduler) skipSuspended(e *entry, tick time.Time, log zerolog.Logger) 
 func (s *Scheduler) claimTick(e *entry, run Run, gapReason string) (claimed, error) {
 	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
 	defer cancel()
-	c, err := s.history.claim(ctx, e.sched, run, gapReason)
+	c, err := s.history.claim(ctx, claimRequest{sched: e.sched, run: run, gapReason: gapReason,
+		held: e.heldSince(), gone: s.ownerGone(ctx)})
 	if err == nil && c.ok {
+		e.clearHeld(run.Tick)
 		for _, r := range c.recorded {
 			s.result(r)
 		}
