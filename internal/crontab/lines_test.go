@@ -136,7 +136,7 @@ TZ=
 		map[string]string{"MAILTO": mail, "PATH": path, "TZ": "", "SHELL": "/bin/bash"})
 	out := string(res.YAML)
 	for _, w := range []string{"3 job(s) below have no timezone",
-		`# env TZ "America/New_York" from the crontab is the command's local time`} {
+		`# TZ="America/New_York" stays in env: it is the command's local time`} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}

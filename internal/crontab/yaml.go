@@ -109,8 +109,8 @@ func (c *converter) renderComments(b *bytes.Buffer, j *jobOut) {
 		fmt.Fprintf(b, "  # timezone from %s.\n", j.zoneSrc)
 	}
 	if j.envTZ != nil && j.zoneSrc != "CRON_TZ" {
-		writeWrapped(b, "  # ", "  # ", fmt.Sprintf("env TZ %s from the crontab is the command's local time only: "+
-			"cron read the schedule in the host's zone (only CRON_TZ sets a schedule's zone).", commentText(quoted(*j.envTZ))))
+		writeWrapped(b, "  # ", "  # ", fmt.Sprintf("TZ=%s stays in env: it is the command's local time; "+
+			"only CRON_TZ sets a schedule's zone.", commentText(quoted(*j.envTZ))))
 	}
 	if j.hostTZ {
 		b.WriteString("  # env TZ from --timezone: the host's zone was also the command's local time.\n")
