@@ -12,16 +12,19 @@ import (
 )
 
 // Options control a conversion. The zero value converts a user's crontab
-// and leaves jobs without CRON_TZ/TZ in UTC, with a note.
+// and leaves jobs without CRON_TZ in UTC, with a note.
 type Options struct {
 	// Source names the crontab in errors and in the output's header; "" is
 	// shown as "crontab".
 	Source string
 	// System reads the /etc/crontab format, whose entries have a user field
-	// between the time fields and the command.
+	// between the time fields and the command. Without it, a crontab in that
+	// format is refused with a *SystemFormatError (see detectSystem).
 	System bool
-	// Timezone is the IANA zone of the entries without CRON_TZ or TZ: the
-	// zone the host's cron ran them in. "" leaves them in UTC.
+	// Timezone is the IANA zone of the entries without CRON_TZ: the zone
+	// the host's cron ran them in (TZ= lines do not move a schedule under
+	// cron). It is also the jobs' env TZ where the crontab sets none. ""
+	// leaves them in UTC.
 	Timezone string
 }
 
@@ -54,10 +57,28 @@ type Result struct {
 	// Notes are things the user must know about the output (also written in
 	// its header), such as jobs left in UTC.
 	Notes []string
+	// LineNotes are things the user must know about converted lines (also
+	// written above their jobs), such as host-local maintenance, in line
+	// order.
+	LineNotes []*LineNote
+}
+
+// LineNote is something the user must know about a converted line.
+type LineNote struct {
+	Source string
+	Line   int // 1-based
+	Job    string
+	Text   string
+}
+
+// String formats n as "SOURCE:LINE: job NAME: text".
+func (n *LineNote) String() string {
+	return fmt.Sprintf("%s:%d: job %s: %s", n.Source, n.Line, n.Job, n.Text)
 }
 
 // Convert converts the crontab text. It returns an error only for bad
-// Options; problems with lines are in Result.Errors.
+// Options and for a system crontab given without Options.System (a
+// *SystemFormatError); problems with lines are in Result.Errors.
 func Convert(text []byte, opt Options) (*Result, error) {
 	if opt.Source == "" {
 		opt.Source = "crontab"
@@ -65,6 +86,11 @@ func Convert(text []byte, opt Options) (*Result, error) {
 	if opt.Timezone != "" {
 		if _, err := time.LoadLocation(opt.Timezone); err != nil {
 			return nil, fmt.Errorf("time zone %q: %w", opt.Timezone, err)
+		}
+	}
+	if !opt.System {
+		if e := detectSystem(text, opt.Source); e != nil {
+			return nil, e
 		}
 	}
 	c := &converter{opt: opt, names: newNames(), env: map[string]string{}}
@@ -75,7 +101,7 @@ func Convert(text []byte, opt Options) (*Result, error) {
 			c.errs = append(c.errs, &LineError{Source: opt.Source, Line: n, Reason: p.reason, Hint: p.hint})
 		}
 	}
-	res := &Result{Jobs: len(c.jobs), Errors: c.errs, Notes: c.notes()}
+	res := &Result{Jobs: len(c.jobs), Errors: c.errs, Notes: c.notes(), LineNotes: c.lineNotes()}
 	if len(c.jobs) > 0 {
 		res.YAML = c.render(res.Notes)
 	}
@@ -89,8 +115,8 @@ type converter struct {
 	names    *names
 	env      map[string]string
 	envOrder []string
-	// zoneLine is the line of the CRON_TZ/TZ in effect if it is not a
-	// known zone, else 0.
+	// zoneLine is the line of the CRON_TZ in effect if it is not a known
+	// zone, else 0.
 	zoneLine int
 	jobs     []*jobOut
 	errs     []*LineError
@@ -104,7 +130,10 @@ type jobOut struct {
 	nameFrom          string // the command the name is derived from
 	user              string
 	timezone, zoneSrc string
-	shell             string // SHELL, or "" for cronlock's /bin/sh
+	envTZ             *string // the crontab's TZ, if it set one: env only
+	hostTZ            bool    // env TZ is Options.Timezone, the host's zone
+	hostLocal         string  // the host-local maintenance program run, or ""
+	shell             string  // SHELL, or "" for cronlock's /bin/sh
 	cmd               string
 	env               [][2]string
 }
@@ -143,7 +172,9 @@ func (c *converter) setEnv(n int, name, value string) *problem {
 	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 		v = v[1 : len(v)-1]
 	}
-	isZone := name == "CRON_TZ" || name == "TZ"
+	// Only CRON_TZ is a schedule's zone (cronie); TZ is the job's
+	// environment, kept as written, even empty.
+	isZone := name == "CRON_TZ"
 	if isZone {
 		c.zoneLine = 0
 	}

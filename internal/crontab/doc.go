@@ -8,10 +8,23 @@
 //     the crontab set SHELL, `command: [SHELL, -c, line]`.
 //   - NAME=value lines become the `env` of the entries after them, as cron
 //     passes them to those entries (quotes around the value are removed).
-//   - CRON_TZ= (or TZ=) becomes the job's `timezone`. Without one cron ran the
-//     entries in the host's local time, while cronlock reads schedules in
-//     UTC: the output says so, and Options.Timezone fills the gap (also as
-//     the job's TZ, since the host's zone was the command's local time).
+//   - CRON_TZ= becomes the job's `timezone`. TZ= does not: as under cronie
+//     it is an environment variable of the job (the command's local time)
+//     and does not move the schedule, so it stays in the job's env. Without
+//     CRON_TZ cron ran the entries in the host's local time, while cronlock
+//     reads schedules in UTC: the output says so, and Options.Timezone
+//     fills the gap (also as the job's TZ where the crontab sets none,
+//     since the host's zone was the command's local time).
+//   - Every string written (names, schedules, zones, commands, env names
+//     and values) is a double-quoted YAML scalar, so that none reads as a
+//     boolean, number or null: a job named "true" stays a string.
+//   - A crontab with a user field (/etc/crontab, /etc/cron.d/*) converts
+//     with Options.System only; without it Convert refuses it with a
+//     *SystemFormatError rather than naming jobs after the user.
+//   - Host-local maintenance (logrotate, certbot, run-parts, apt, a find
+//     that deletes in /tmp, ...) converts, with a comment and a LineNote:
+//     cronlock runs each tick on one replica, while the crontab ran it on
+//     every host that had it.
 //   - '%' keeps its cron meaning: the first unescaped '%' ends the command,
 //     the rest is its standard input with every further '%' a newline, and
 //     "\%" is a literal '%'. The input becomes a here-document.

@@ -89,6 +89,11 @@ func (c *converter) command(j *jobOut, rest string) *problem {
 }
 
 // finish sets j's zone and environment and records it.
+//
+// The zone follows cronie: only CRON_TZ moves a schedule; TZ is an
+// environment variable of the job like any other (cron reads the schedule
+// in its own, the host's, zone). So the zone is CRON_TZ's, else the host's
+// as given by Options.Timezone, else none (UTC, with a note).
 func (c *converter) finish(j *jobOut) *problem {
 	if c.zoneLine > 0 {
 		return problemf("fix the time zone line", "the time zone set at line %d is unknown", c.zoneLine)
@@ -96,8 +101,6 @@ func (c *converter) finish(j *jobOut) *problem {
 	switch {
 	case c.env["CRON_TZ"] != "":
 		j.timezone, j.zoneSrc = c.env["CRON_TZ"], "CRON_TZ"
-	case c.env["TZ"] != "":
-		j.timezone, j.zoneSrc = c.env["TZ"], "TZ"
 	case c.opt.Timezone != "":
 		j.timezone, j.zoneSrc = c.opt.Timezone, "--timezone"
 	}
@@ -109,12 +112,17 @@ func (c *converter) finish(j *jobOut) *problem {
 	if p := checkSchedule(j); p != nil {
 		return p
 	}
-	if j.zoneSrc == "--timezone" {
+	if tz, set := c.env["TZ"]; set {
+		j.envTZ = &tz
+	} else if c.opt.Timezone != "" {
 		// The host's zone was also the commands' local time under cron
-		// (date, logs); keep it so whatever zone cronlock runs in.
-		j.env = append(j.env, [2]string{"TZ", j.timezone})
+		// (date, logs), whatever CRON_TZ said; keep it so whatever zone
+		// cronlock runs in.
+		j.env = append(j.env, [2]string{"TZ", c.opt.Timezone})
+		j.hostTZ = true
 	}
 	j.name = c.names.next(j.nameFrom)
+	j.hostLocal = hostLocal(j.nameFrom)
 	c.jobs = append(c.jobs, j)
 	return nil
 }

@@ -1,6 +1,7 @@
 package crontab
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/job"
@@ -83,8 +85,10 @@ func TestReportedLines(t *testing.T) {
 }
 
 // TestEnvironmentShellAndZones: NAME=value lines apply to the entries after
-// them; SHELL makes the job [SHELL, -c, line]; CRON_TZ/TZ become timezone,
-// --timezone fills in, and jobs left in UTC are noted.
+// them; SHELL makes the job [SHELL, -c, line]; only CRON_TZ becomes
+// timezone (TZ stays in the job's env, as written, as under cronie),
+// --timezone fills in and is the env TZ where the crontab sets none, and
+// jobs left in UTC are noted.
 func TestEnvironmentShellAndZones(t *testing.T) {
 	t.Parallel()
 	tab := `MAILTO = "ops@example.com"
@@ -117,27 +121,28 @@ TZ=
 		if j.Timezone != zone || j.Shell != shell || !slices.Equal(j.Command, argv) {
 			t.Errorf("job %d: timezone %q shell %q command %q; want %q %q %q", i, j.Timezone, j.Shell, j.Command, zone, shell, argv)
 		}
-		if len(j.Env) != len(env) {
+		if !maps.Equal(j.Env, env) {
 			t.Errorf("job %d: env %v, want %v", i, j.Env, env)
-		}
-		for k, v := range env {
-			if j.Env[k] != v {
-				t.Errorf("job %d: env %s = %q, want %q", i, k, j.Env[k], v)
-			}
 		}
 	}
 	mail := "ops@example.com"
 	path := "/usr/local/bin:/usr/bin:/bin"
 	check(0, "", "/usr/local/bin/backup.sh --full", nil, map[string]string{"MAILTO": mail})
-	check(1, "America/New_York", "", []string{"/bin/bash", "-c", `echo "$PATH"`},
+	check(1, "", "", []string{"/bin/bash", "-c", `echo "$PATH"`},
 		map[string]string{"MAILTO": mail, "PATH": path, "TZ": "America/New_York", "SHELL": "/bin/bash"})
 	check(2, "Asia/Tokyo", "", []string{"/bin/bash", "-c", "echo tokyo"},
 		map[string]string{"MAILTO": mail, "PATH": path, "TZ": "America/New_York", "SHELL": "/bin/bash"})
-	check(3, "", "", []string{"/bin/bash", "-c", "echo host"},
-		map[string]string{"MAILTO": mail, "PATH": path, "SHELL": "/bin/bash"})
+	check(3, "", "", []string{"/bin/bash", "-c", "echo host"}, // TZ= is an empty TZ (UTC) for the command
+		map[string]string{"MAILTO": mail, "PATH": path, "TZ": "", "SHELL": "/bin/bash"})
 	out := string(res.YAML)
-	if !strings.Contains(out, "2 job(s) below have no timezone") || len(res.Notes) != 1 {
-		t.Errorf("no note on the jobs left in UTC: notes %q\n%s", res.Notes, out)
+	for _, w := range []string{"3 job(s) below have no timezone",
+		`# TZ="America/New_York" stays in env: it is the command's local time`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if len(res.Notes) != 1 {
+		t.Errorf("notes %q, want the one on jobs left in UTC", res.Notes)
 	}
 
 	res, err = Convert([]byte(tab), Options{Timezone: "Europe/Berlin"})
@@ -148,18 +153,47 @@ TZ=
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Jobs[0].Timezone != "Europe/Berlin" || cfg.Jobs[2].Timezone != "Asia/Tokyo" || cfg.Jobs[3].Timezone != "Europe/Berlin" {
-		t.Errorf("--timezone: zones %q %q %q", cfg.Jobs[0].Timezone, cfg.Jobs[2].Timezone, cfg.Jobs[3].Timezone)
+	var zones, envTZ []string
+	for _, j := range cfg.Jobs {
+		zones, envTZ = append(zones, j.Timezone), append(envTZ, j.Env["TZ"])
 	}
-	// The host's zone was the commands' local time too.
-	if cfg.Jobs[0].Env["TZ"] != "Europe/Berlin" || cfg.Jobs[2].Env["TZ"] != "America/New_York" || cfg.Jobs[3].Env["TZ"] != "Europe/Berlin" {
-		t.Errorf("--timezone: env TZ %q %q %q", cfg.Jobs[0].Env["TZ"], cfg.Jobs[2].Env["TZ"], cfg.Jobs[3].Env["TZ"])
+	if want := []string{"Europe/Berlin", "Europe/Berlin", "Asia/Tokyo", "Europe/Berlin"}; !slices.Equal(zones, want) {
+		t.Errorf("--timezone: zones %q, want %q", zones, want)
+	}
+	// The host's zone was the commands' local time too, where the crontab
+	// set no TZ.
+	if want := []string{"Europe/Berlin", "America/New_York", "America/New_York", ""}; !slices.Equal(envTZ, want) {
+		t.Errorf("--timezone: env TZ %q, want %q", envTZ, want)
 	}
 	if len(res.Notes) != 0 || strings.Contains(string(res.YAML), "no timezone") {
 		t.Errorf("a UTC note although every job has a zone: %q", res.Notes)
 	}
 	if _, err := Convert([]byte(tab), Options{Timezone: "Mars/Base"}); err == nil {
 		t.Error("an unknown --timezone is accepted")
+	}
+}
+
+// TestTZMovesNoSchedule: the case that was seen, TZ=Asia/Tokyo then
+// "0 9 * * * date", runs at 09:00 in the host's zone (--timezone), not in
+// Tokyo, with TZ=Asia/Tokyo in the command's environment; an unknown TZ is
+// only the command's business and is kept, not reported.
+func TestTZMovesNoSchedule(t *testing.T) {
+	t.Parallel()
+	j := convertOne(t, "TZ=Asia/Tokyo\n0 9 * * * date\n", Options{Timezone: "Europe/Berlin"})
+	if j.Timezone != "Europe/Berlin" || j.Env["TZ"] != "Asia/Tokyo" {
+		t.Fatalf("timezone %q, env TZ %q; want Europe/Berlin and Asia/Tokyo", j.Timezone, j.Env["TZ"])
+	}
+	s, err := job.ParseSchedule(j.Schedule, j.Location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	if got, want := s.Next(from), time.Date(2026, 7, 1, 7, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("next run %v, want %v (09:00 in Berlin)", got, want)
+	}
+	j = convertOne(t, "TZ=Not/AZone\n0 9 * * * date\n", Options{})
+	if j.Timezone != "" || j.Env["TZ"] != "Not/AZone" {
+		t.Errorf("timezone %q, env TZ %q", j.Timezone, j.Env["TZ"])
 	}
 }
 

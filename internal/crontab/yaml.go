@@ -41,6 +41,17 @@ func (c *converter) notes() []string {
 	return out
 }
 
+// lineNotes returns what the user must know about the converted lines.
+func (c *converter) lineNotes() []*LineNote {
+	var out []*LineNote
+	for _, j := range c.jobs {
+		if j.hostLocal != "" {
+			out = append(out, &LineNote{Source: c.opt.Source, Line: j.line, Job: j.name, Text: hostLocalNote(j.hostLocal)})
+		}
+	}
+	return out
+}
+
 // commentWidth is where header comments are wrapped.
 const commentWidth = 78
 
@@ -60,22 +71,10 @@ func (c *converter) render(notes []string) []byte {
 	return b.Bytes()
 }
 
+// renderJob writes j: its comments, then the job with every string quoted.
 func (c *converter) renderJob(b *bytes.Buffer, j *jobOut) {
-	fmt.Fprintf(b, "\n  # %s line %d: %s\n", commentText(c.opt.Source), j.line, commentText(j.text))
-	if j.note != "" {
-		fmt.Fprintf(b, "  # %s\n", commentText(j.note))
-	}
-	if j.user != "" {
-		fmt.Fprintf(b, "  # cron ran this as user %s; cronlock runs it as its own user.\n", commentText(j.user))
-	}
-	switch j.zoneSrc {
-	case "--timezone":
-		b.WriteString("  # timezone from --timezone, and env TZ: the host's zone was also the command's local time.\n")
-	case "":
-	default:
-		fmt.Fprintf(b, "  # timezone from %s.\n", j.zoneSrc)
-	}
-	fmt.Fprintf(b, "  - name: %s\n", j.name)
+	c.renderComments(b, j)
+	fmt.Fprintf(b, "  - name: %s\n", quoted(j.name))
 	fmt.Fprintf(b, "    schedule: %s\n", quoted(j.spec))
 	if j.timezone != "" {
 		fmt.Fprintf(b, "    timezone: %s\n", quoted(j.timezone))
@@ -93,16 +92,45 @@ func (c *converter) renderJob(b *bytes.Buffer, j *jobOut) {
 	}
 }
 
-// quoted writes s as a YAML double-quoted scalar. Go's escapes (\n, \t,
-// \", \\, \xNN for control bytes, \uNNNN) are YAML escapes too; s is valid
-// UTF-8, so \xNN only appears for code points below 0x80.
+// renderComments writes the comment lines above j: where it comes from and
+// what the user must know about it.
+func (c *converter) renderComments(b *bytes.Buffer, j *jobOut) {
+	fmt.Fprintf(b, "\n  # %s line %d: %s\n", commentText(c.opt.Source), j.line, commentText(j.text))
+	if j.note != "" {
+		fmt.Fprintf(b, "  # %s\n", commentText(j.note))
+	}
+	if j.user != "" {
+		fmt.Fprintf(b, "  # cron ran this as user %s; cronlock runs it as its own user.\n", commentText(j.user))
+	}
+	if j.hostLocal != "" {
+		writeWrapped(b, "  # ", "  # ", hostLocalNote(j.hostLocal))
+	}
+	if j.zoneSrc != "" {
+		fmt.Fprintf(b, "  # timezone from %s.\n", j.zoneSrc)
+	}
+	if j.envTZ != nil && j.zoneSrc != "CRON_TZ" {
+		writeWrapped(b, "  # ", "  # ", fmt.Sprintf("TZ=%s stays in env: it is the command's local time; "+
+			"only CRON_TZ sets a schedule's zone.", commentText(quoted(*j.envTZ))))
+	}
+	if j.hostTZ {
+		b.WriteString("  # env TZ from --timezone: the host's zone was also the command's local time.\n")
+	}
+}
+
+// quoted writes s as a YAML double-quoted scalar, which YAML reads as that
+// string whatever it says ("true", "no", "~", "1e3" are strings, never a
+// boolean, null or number): the importer writes every string so. Go's
+// escapes (\n, \t, \", \\, \xNN for control bytes, \uNNNN) are YAML
+// escapes too; s is valid UTF-8, so \xNN only appears for code points below
+// 0x80.
 func quoted(s string) string { return strconv.Quote(s) }
 
-// commentText makes s safe inside a one-line YAML comment: control
-// characters become '?'.
+// commentText makes s safe inside a one-line YAML comment: characters
+// that are not graphic (control characters, and the line and paragraph
+// separators some readers take for line breaks) become '?'.
 func commentText(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) && r != '\t' {
+		if !unicode.IsGraphic(r) && r != '\t' {
 			return '?'
 		}
 		return r
