@@ -33,9 +33,18 @@ const (
 	// ReasonOutage: replicas were up but could not coordinate through NATS
 	// (disconnected, no stream leader, no quorum).
 	ReasonOutage = "outage"
+	// ReasonLockHeld: the job's lock was still held by an owner that did
+	// not claim the ticks, such as a replica that died while running the
+	// job, until its lease ended.
+	ReasonLockHeld = "lock_held"
 	// ReasonSuspended: the job was suspended (a skipped entry).
 	ReasonSuspended = "suspended"
 )
+
+// MissedReasons are the reasons of missed entries: the values of the reason
+// label of cronlock_ticks_missed_total, each of which exists (at 0) for
+// every job from its start.
+var MissedReasons = []string{ReasonOverlap, ReasonNoReplica, ReasonOutage, ReasonLockHeld}
 
 // Run is one entry of a job's shared history.
 type Run struct {
