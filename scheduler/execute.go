@@ -39,6 +39,9 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease Le
 	err := s.attempts(ctx, e, run, lease)
 	run.End = s.now()
 	run.Status = runStatus(err, context.Cause(ctx), parent.Err() != nil)
+	if run.Status == StatusLost {
+		s.m.leaseLost(run.Job)
+	}
 	if err != nil {
 		run.Error = err.Error()
 	}

@@ -1,7 +1,11 @@
 package scheduler
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 // metrics are the scheduler's Prometheus collectors. They always exist, so
@@ -11,13 +15,15 @@ type metrics struct {
 	runs        *prometheus.CounterVec   // job, status
 	duration    *prometheus.HistogramVec // job
 	skipped     *prometheus.CounterVec   // job, reason
-	missed      *prometheus.CounterVec   // job
+	missed      *prometheus.CounterVec   // job, reason
 	acquire     *prometheus.HistogramVec // result
 	lost        *prometheus.CounterVec   // job
 	running     *prometheus.GaugeVec     // job
 	lastSuccess *prometheus.GaugeVec     // job
 	lastFailure *prometheus.GaugeVec     // job
 	clockOffset prometheus.Gauge
+	jobs        *jobGauges // job (next run, suspended, info, interval), read at scrape time
+	live        prometheus.GaugeFunc
 }
 
 // Reasons a replica skips a tick.
@@ -30,7 +36,14 @@ const (
 	// replica that recorded the skipped tick.
 )
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// runResults are the statuses a run of this replica ends with: the values
+// of the status label of cronlock_runs_total, each of which exists (at 0)
+// for every job from its start, so that increase() sees the first failure.
+var runResults = []string{StatusSucceeded, StatusFailed, StatusTimeout, StatusLost, StatusCancelled, StatusInterrupted}
+
+// newMetrics creates the collectors, the per-job gauges reading the jobs
+// of s at each scrape, and registers them on reg (nil: none).
+func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 	m := &metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cronlock_runs_total", Help: "Runs finished on this replica, by job and status.",
@@ -43,7 +56,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "cronlock_ticks_skipped_total", Help: "Ticks this replica did not run, by job and reason (locked, already_run, error, shutdown, suspended).",
 		}, []string{"job", "reason"}),
 		missed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_ticks_missed_total", Help: "Ticks that no replica ran, by job and reason (overlap: the job's previous run still ran; no_replica; outage), counted by the replica that recorded them.",
+			Name: "cronlock_ticks_missed_total", Help: "Ticks that no replica ran, by job and reason (overlap: the job's previous run still ran; no_replica; outage; lock_held: the lock's holder did not claim them), counted by the replica that recorded them.",
 		}, []string{"job", "reason"}),
 		acquire: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "cronlock_lock_acquire_seconds", Help: "Time to acquire a job's lock, by result (acquired, not_acquired, error).",
@@ -64,14 +77,142 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		clockOffset: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "cronlock_clock_offset_seconds", Help: "Estimated NATS server clock minus this host's clock; ticks follow the server's clock.",
 		}),
+		jobs: newJobGauges(s),
+		live: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cronlock_live_replicas", Help: "Replicas this replica sees as live (announced within the replica TTL), itself included once announced.",
+		}, func() float64 { return float64(len(s.registry.live())) }),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.running, m.lastSuccess, m.lastFailure, m.clockOffset} {
+	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.running,
+		m.lastSuccess, m.lastFailure, m.clockOffset, m.jobs, m.live} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// jobAdded creates the job's counters at 0: runs by every result, missed
+// ticks by every reason, lost leases. A counter that first appears at 1 is
+// invisible to increase(), so without them the first failure would not
+// alert. The counters of a removed job are kept (until the process ends):
+// deleting them could drop an increment made just before a reload that
+// Prometheus has not scraped yet, and a job changed by a reload is removed
+// and added again under the same name.
+func (m *metrics) jobAdded(name string) {
+	for _, st := range runResults {
+		m.runs.WithLabelValues(name, st)
+	}
+	for _, r := range MissedReasons {
+		m.missed.WithLabelValues(name, r)
+	}
+	m.lost.WithLabelValues(name)
+}
+
+// leaseLost counts a run of the job whose lock lease was lost while it ran
+// (cronlock_leases_lost_total); the run's status is "lost", or what the
+// job's OnInterrupt policy made of it.
+func (m *metrics) leaseLost(name string) {
+	m.lost.WithLabelValues(name).Inc()
+}
+
+// jobGauges are the gauges describing each registered job as the scheduler
+// sees it at the moment of the scrape; a removed job's series go with it.
+type jobGauges struct {
+	s                               *Scheduler
+	next, suspended, info, interval *prometheus.Desc
+}
+
+func newJobGauges(s *Scheduler) *jobGauges {
+	byJob := []string{"job"}
+	return &jobGauges{
+		s: s,
+		next: prometheus.NewDesc("cronlock_job_next_run_timestamp_seconds",
+			"Unix time of the job's next scheduled tick, by the scheduler's clock (the NATS server's); absent when the schedule has no further tick.", byJob, nil),
+		suspended: prometheus.NewDesc("cronlock_job_suspended",
+			"1 while the job is suspended (by its configuration, or by an operator from any replica, the page or the CLI), else 0.", byJob, nil),
+		info: prometheus.NewDesc("cronlock_job_info",
+			"Always 1; the labels give the job's schedule and time zone as configured.", []string{"job", "schedule", "timezone"}, nil),
+		interval: prometheus.NewDesc("cronlock_job_interval_seconds",
+			"The longest time between two consecutive ticks of the job's schedule (sampled over the coming week): the job's interval, for alerts such as no success for twice the interval.", byJob, nil),
+	}
+}
+
+func (g *jobGauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- g.next
+	ch <- g.suspended
+	ch <- g.info
+	ch <- g.interval
+}
+
+func (g *jobGauges) Collect(ch chan<- prometheus.Metric) {
+	now := g.s.now()
+	for _, e := range g.s.entries() {
+		name := e.job.Name
+		if next := e.nextAfter(now); !next.IsZero() {
+			ch <- prometheus.MustNewConstMetric(g.next, prometheus.GaugeValue, float64(next.UnixMilli())/1e3, name)
+		}
+		suspended := 0.0
+		if g.s.suspended(e) {
+			suspended = 1
+		}
+		ch <- prometheus.MustNewConstMetric(g.suspended, prometheus.GaugeValue, suspended, name)
+		ch <- prometheus.MustNewConstMetric(g.info, prometheus.GaugeValue, 1, name, e.job.Schedule, zoneName(e.job.Location))
+		if e.interval > 0 {
+			ch <- prometheus.MustNewConstMetric(g.interval, prometheus.GaugeValue, e.interval.Seconds(), name)
+		}
+	}
+}
+
+// nextAfter is the job's next tick after now: the one its loop waits for,
+// or, while the loop is busy with a tick that has come (a run, a claim),
+// the schedule's next one.
+func (e *entry) nextAfter(now time.Time) time.Time {
+	e.mu.Lock()
+	next := e.next
+	e.mu.Unlock()
+	if next.After(now) {
+		return next
+	}
+	return e.sched.Next(now)
+}
+
+// zoneName is the name of the zone a job's schedule is read in; nil is
+// UTC (job.Job.Location). A CRON_TZ= prefix shows in the schedule label.
+func zoneName(loc *time.Location) string {
+	if loc == nil {
+		return time.UTC.String()
+	}
+	return loc.String()
+}
+
+// Sampling bounds of longestGap.
+const (
+	gapSpan     = 8 * 24 * time.Hour // a week and a day: every weekday's gap
+	gapMaxTicks = 1000               // enough for every-second schedules
+	gapMinTicks = 3                  // two gaps, for monthly and yearly schedules
+)
+
+// longestGap is the longest time between consecutive ticks of sched from
+// from on, sampled over gapSpan (at least gapMinTicks ticks, at most
+// gapMaxTicks), or 0 when it has fewer than two ticks. Using the longest
+// gap keeps "no success for twice the interval" from firing on Monday for
+// a weekday job.
+func longestGap(sched job.Schedule, from time.Time) time.Duration {
+	var longest time.Duration
+	prev := sched.Next(from)
+	for n := 1; !prev.IsZero() && n < gapMaxTicks; n++ {
+		next := sched.Next(prev)
+		if next.IsZero() {
+			break
+		}
+		longest = max(longest, next.Sub(prev))
+		prev = next
+		if n+1 >= gapMinTicks && prev.Sub(from) > gapSpan {
+			break
+		}
+	}
+	return longest
 }

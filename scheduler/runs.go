@@ -23,8 +23,8 @@ const (
 
 // Reasons of missed and skipped entries (Run.Reason).
 const (
-	// ReasonOverlap: the ticks came while the job's own previous run still
-	// held its lock. Like Kubernetes' concurrencyPolicy Forbid, this is the
+	// ReasonOverlap: the ticks came while a run of the job (scheduled,
+	// rerun or manual) held its lock. Like Kubernetes' concurrencyPolicy Forbid, this is the
 	// job being slower than its schedule, not an outage: it fires no
 	// "missed" notification.
 	ReasonOverlap = "overlap"
@@ -40,6 +40,11 @@ const (
 	// ReasonSuspended: the job was suspended (a skipped entry).
 	ReasonSuspended = "suspended"
 )
+
+// MissedReasons are the reasons of missed entries: the values of the reason
+// label of cronlock_ticks_missed_total, each of which exists (at 0) for
+// every job from its start.
+var MissedReasons = []string{ReasonOverlap, ReasonNoReplica, ReasonOutage, ReasonLockHeld}
 
 // Run is one entry of a job's shared history.
 type Run struct {

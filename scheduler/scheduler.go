@@ -55,6 +55,9 @@ type entry struct {
 
 	// rerun is signalled when the watch offers a rerun of the job.
 	rerun chan struct{}
+	// interval is the longest gap between the schedule's ticks
+	// (cronlock_job_interval_seconds).
+	interval time.Duration
 
 	mu      sync.Mutex
 	next    time.Time
@@ -91,22 +94,21 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(o.Registerer)
-	if err != nil {
-		return nil, fmt.Errorf("scheduler: register metrics: %w", err)
-	}
-	hard, hardCancel := context.WithCancel(context.Background())
 	var offset *offsetEstimate
 	if !o.LocalClock {
 		offset = &offsetEstimate{}
 	}
 	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Started: o.Clock.Now().UTC()}
-	return &Scheduler{
+	s := &Scheduler{
 		acquire: erase(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
-		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns), m: m,
-		hard: hard, hardCancel: hardCancel,
+		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
 		jobs: map[string]*entry{},
-	}, nil
+	}
+	if s.m, err = newMetrics(o.Registerer, s); err != nil {
+		return nil, fmt.Errorf("scheduler: register metrics: %w", err)
+	}
+	s.hard, s.hardCancel = context.WithCancel(context.Background())
+	return s, nil
 }
 
 // Add validates j and schedules it. A job with the same name is an error;
@@ -128,9 +130,11 @@ func (s *Scheduler) Add(j job.Job) error {
 	if _, ok := s.jobs[j.Name]; ok {
 		return fmt.Errorf("scheduler: Add: job %q is already registered", j.Name)
 	}
-	e := &entry{job: j, sched: sched, stop: make(chan struct{}), rerun: make(chan struct{}, 1)}
-	e.next = sched.Next(s.now())
+	now := s.now()
+	e := &entry{job: j, sched: sched, stop: make(chan struct{}), rerun: make(chan struct{}, 1), interval: longestGap(sched, now)}
+	e.next = sched.Next(now)
 	s.jobs[j.Name] = e
+	s.m.jobAdded(j.Name)
 	if s.ctx != nil {
 		s.startLoop(e)
 	}
@@ -236,12 +240,7 @@ type Status struct {
 // Jobs returns the registered jobs, sorted by name. It does no I/O; for the
 // history shared by all replicas use History.
 func (s *Scheduler) Jobs() []Status {
-	s.mu.Lock()
-	entries := make([]*entry, 0, len(s.jobs))
-	for _, e := range s.jobs {
-		entries = append(entries, e)
-	}
-	s.mu.Unlock()
+	entries := s.entries()
 	out := make([]Status, 0, len(entries))
 	for _, e := range entries {
 		e.mu.Lock()
@@ -270,6 +269,17 @@ func (s *Scheduler) Jobs() []Status {
 // replica in the shared history bucket.
 func (s *Scheduler) History(ctx context.Context, name string) ([]Run, error) {
 	return s.history.Runs(ctx, name)
+}
+
+// entries returns the registered jobs' entries, in no order.
+func (s *Scheduler) entries() []*entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*entry, 0, len(s.jobs))
+	for _, e := range s.jobs {
+		out = append(out, e)
+	}
+	return out
 }
 
 func (s *Scheduler) lookup(name string) (*entry, bool) {

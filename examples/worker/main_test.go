@@ -31,10 +31,11 @@ func TestWorker(t *testing.T) {
 	if addr == nil {
 		t.Fatalf("no metrics address in the log:\n%s", out)
 	}
-	// The run is counted once it has finished (200 ms of simulated work).
-	want := `cronlock_runs_total{job="reports.generate",status="succeeded"}`
+	// The run is counted once it has finished (200 ms of simulated work);
+	// the series exists at 0 from the start.
+	want := regexp.MustCompile(`(?m)^cronlock_runs_total\{job="reports.generate",status="succeeded"\} [1-9]`)
 	deadline := time.Now().Add(3 * time.Second)
-	for metrics := ""; !strings.Contains(metrics, want); {
+	for metrics := ""; !want.MatchString(metrics); {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s in /metrics:\n%s", want, metrics)
 		}

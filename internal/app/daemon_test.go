@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ jobs:
 	var metrics string
 	waitFor(t, 10*time.Second, "a finished run in /metrics", func() bool {
 		_, metrics = get(t, base+"/metrics")
-		return strings.Contains(metrics, `cronlock_runs_total{job="http.job",status="succeeded"}`)
+		return regexp.MustCompile(`(?m)^cronlock_runs_total\{job="http.job",status="succeeded"\} [1-9]`).MatchString(metrics)
 	})
 	for _, m := range []string{"cronlock_nats_connected 1", "cronlock_config_reloads_total", "cronlock_build_info", "go_goroutines", "process_cpu_seconds_total"} {
 		if !strings.Contains(metrics, m) {

@@ -46,7 +46,15 @@ func TestReloadAndBuildMetrics(t *testing.T) {
 	d, _ := startDaemon(t, cfg, &logBuffer{})
 	metrics := func() string { _, body := get(t, "http://"+d.HTTPAddr().String()+"/metrics"); return body }
 
+	waitFor(t, 10*time.Second, "the job's series in /metrics", func() bool {
+		return strings.Contains(metrics(), `cronlock_job_info{job="m.job",schedule="@every 1h",timezone="UTC"} 1`)
+	})
 	page := metrics()
+	for _, series := range []string{`cronlock_runs_total{job="m.job",status="failed"}`, `cronlock_ticks_missed_total{job="m.job",reason="lock_held"}`, `cronlock_leases_lost_total{job="m.job"}`} {
+		if v := metricValue(t, page, series); v != 0 {
+			t.Errorf("%s = %v at start, want 0", series, v)
+		}
+	}
 	info := fmt.Sprintf(`cronlock_build_info{goversion=%q,revision=%q,version=%q}`, runtime.Version(), app.Revision(), app.Version())
 	if v := metricValue(t, page, info); v != 1 {
 		t.Errorf("%s = %v, want 1", info, v)
@@ -81,7 +89,8 @@ func TestReloadAndBuildMetrics(t *testing.T) {
 	// The timestamp has a resolution of a second or better; make sure the
 	// next success is in a later second.
 	waitFor(t, 5*time.Second, "the clock to pass the start", func() bool { return float64(time.Now().Unix()) > started })
-	if err := os.WriteFile(path, []byte(strings.Replace(good, "@every 1h", "@every 2h", 1)), 0o600); err != nil {
+	added := "  - name: m.added\n    schedule: \"@daily\"\n    shell: \"true\"\n"
+	if err := os.WriteFile(path, []byte(strings.Replace(good, "@every 1h", "@every 2h", 1)+added), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Reload(); err != nil {
@@ -93,5 +102,14 @@ func TestReloadAndBuildMetrics(t *testing.T) {
 	}
 	if v := metricValue(t, page, "cronlock_config_last_reload_success_timestamp_seconds"); v <= started {
 		t.Errorf("success timestamp = %v after a good reload, want later than %v", v, started)
+	}
+	// The reload's changes show in the job series: the new schedule only,
+	// and the added job's counters at 0.
+	if v := metricValue(t, page, `cronlock_job_info{job="m.job",schedule="@every 2h",timezone="UTC"}`); v != 1 ||
+		strings.Contains(page, `schedule="@every 1h"`) {
+		t.Errorf("cronlock_job_info after the reload does not show the new schedule alone:\n%s", page)
+	}
+	if v := metricValue(t, page, `cronlock_runs_total{job="m.added",status="failed"}`); v != 0 {
+		t.Errorf("the added job's failed runs = %v, want 0", v)
 	}
 }

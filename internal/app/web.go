@@ -51,17 +51,32 @@ type webState struct {
 	hist   *scheduler.History
 }
 
-// errNotReady is returned before the scheduler exists.
-var errNotReady = errors.New("not ready")
+// notReadyError is the error of every request before the scheduler exists
+// and from the start of a shutdown: the page and the API answer 503 (it is
+// a web.ErrUnavailable) with its text, such as "cronlock is starting:
+// connecting to nats://...: <error>".
+type notReadyError struct{ stage string }
 
-// state returns the daemon's parts, or an error wrapping errNotReady with
-// the stage of start-up while NATS is not up or the buckets are not open.
+func (e notReadyError) Error() string {
+	switch {
+	case e.stage == stageShuttingDown:
+		return "cronlock is shutting down"
+	case e.stage == stageStarting:
+		return "cronlock is starting"
+	}
+	return "cronlock is starting: " + e.stage
+}
+
+func (notReadyError) Is(target error) bool { return target == web.ErrUnavailable }
+
+// state returns the daemon's parts, or a notReadyError with the stage of
+// start-up while NATS is not up or the buckets are not open.
 func (s *webSource) state(ctx context.Context) (webState, error) {
 	s.d.mu.Lock()
 	st := webState{cfg: s.d.cfg, sched: s.d.sched, locker: s.d.locker}
 	s.d.mu.Unlock()
 	if st.sched == nil || s.d.schedCtx.Err() != nil {
-		return webState{}, fmt.Errorf("%w: %s", errNotReady, oneLine(*s.d.stage.Load()))
+		return webState{}, notReadyError{stage: oneLine(*s.d.stage.Load())}
 	}
 	st.js = s.d.conn.Load().JS
 	s.mu.Lock()

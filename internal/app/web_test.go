@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/cronlock/cronlock/internal/natstest"
 	"github.com/cronlock/cronlock/internal/webtest"
 	"github.com/cronlock/cronlock/scheduler"
@@ -348,36 +350,71 @@ func (e *webEnv) testTriggerBusy(t *testing.T) {
 }
 
 // TestStatusPageBeforeNATS: while the daemon waits for NATS, the page and
-// the API say why there is nothing to show, and the rest of the HTTP
-// server works.
+// the API answer 503 saying it is starting (and what it waits for), the
+// rest of the HTTP server works, and the log says so once, not once per
+// request; once NATS is up they answer, and the log says that once too.
 func TestStatusPageBeforeNATS(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // a port where no NATS answers
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a port where no NATS answers yet
 	if err != nil {
 		t.Fatal(err)
 	}
+	port := ln.Addr().(*net.TCPAddr).Port
 	url := "nats://" + ln.Addr().String()
 	ln.Close()
-	base := webDaemon(t, url, "replica-early")
+	logs := &logBuffer{}
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(webConfig, url, "replica-early", webToken, yamlQuote(xssPayload)))
+	d, _ := startDaemon(t, cfg, logs)
+	base := "http://" + d.HTTPAddr().String()
 	waitFor(t, pageWait, "/readyz to name the NATS URL", func() bool {
 		code, body := get(t, base+"/readyz")
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "connecting to "+url)
 	})
-	code, body := get(t, base+"/")
-	if code != http.StatusInternalServerError || !strings.Contains(body, "Cannot load the status: not ready: connecting to "+url) {
-		t.Errorf("GET / before NATS = %d\n%s", code, body)
+	starting := "cronlock is starting: connecting to " + url
+	for range 5 { // as a page left open polls
+		code, body := get(t, base+"/")
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "Cannot load the status: "+starting) {
+			t.Fatalf("GET / before NATS = %d\n%s", code, body)
+		}
+		code, body = get(t, base+"/api/jobs")
+		var apiErr struct{ Error string }
+		if err := json.Unmarshal([]byte(body), &apiErr); err != nil || code != http.StatusServiceUnavailable ||
+			!strings.HasPrefix(apiErr.Error, starting) {
+			t.Fatalf("GET /api/jobs before NATS = %d %s", code, body)
+		}
 	}
-	code, body = get(t, base+"/api/jobs")
-	var apiErr struct{ Error string }
-	if err := json.Unmarshal([]byte(body), &apiErr); err != nil || code != http.StatusInternalServerError ||
-		!strings.HasPrefix(apiErr.Error, "not ready: connecting to "+url) {
-		t.Errorf("GET /api/jobs before NATS = %d %s", code, body)
+	for _, path := range []string{"/jobs/tick", "/api/jobs/tick", "/api/jobs/tick/runs", "/api/replicas"} {
+		if code, body := get(t, base+path); code != http.StatusServiceUnavailable || !strings.Contains(body, starting) {
+			t.Errorf("GET %s before NATS = %d %s", path, code, body)
+		}
 	}
-	if code, body := post(t, base+"/api/jobs/tick/suspend", webToken); code != http.StatusInternalServerError ||
-		!strings.Contains(body, "not ready") {
+	if code, body := post(t, base+"/api/jobs/tick/suspend", webToken); code != http.StatusServiceUnavailable ||
+		!strings.Contains(body, starting) {
 		t.Errorf("suspend before NATS = %d %s", code, body)
+	}
+	if resp, err := http.Get(base + "/api/jobs"); err != nil || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("GET /api/jobs before NATS: %v, no Retry-After header", err)
+	} else {
+		resp.Body.Close()
 	}
 	if code, _ := get(t, base+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz before NATS = %d", code)
+	}
+
+	natstest.RunServer(t, natstest.Options{Configure: func(o *server.Options) { o.Port = port }})
+	waitFor(t, pageWait, "/api/jobs to answer once NATS is up", func() bool {
+		code, _ := get(t, base+"/api/jobs")
+		return code == http.StatusOK
+	})
+	get(t, base+"/")
+	out := logs.String()
+	if n := strings.Count(out, "status page: unavailable"); n != 1 {
+		t.Errorf("%d log lines for the page being unavailable, want 1:\n%s", n, out)
+	}
+	if n := strings.Count(out, "status page: available"); n != 1 {
+		t.Errorf("%d log lines for the page being available again, want 1:\n%s", n, out)
+	}
+	if strings.Contains(out, "source failed") {
+		t.Errorf("requests during start-up logged as failures:\n%s", out)
 	}
 }

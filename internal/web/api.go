@@ -66,16 +66,25 @@ func (s *server) apiReplicas(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, replicasResponse{Replicas: reps})
 }
 
-// apiError answers 404 for ErrNotFound and 500 otherwise, with the error's
-// text: the API's readers are the cluster's operators, who need the cause.
+// apiError answers with the error's text (the API's readers are the
+// cluster's operators, who need the cause) and the code failure gives.
 func (s *server) apiError(w http.ResponseWriter, r *http.Request, err error) {
-	code := http.StatusInternalServerError
-	if errors.Is(err, ErrNotFound) {
-		code = http.StatusNotFound
-	} else {
-		s.opts.Logger.Error().Err(err).Str("path", r.URL.Path).Msg("status page: source failed")
+	writeJSON(w, s.failure(w, r, err), errorResponse{Error: err.Error()})
+}
+
+// failure is the HTTP status for a Source error: 404 for ErrNotFound, 503
+// (with Retry-After) for ErrUnavailable, whose log line the Source's
+// wrapper (watched) writes once per state, and 500, logged, otherwise.
+func (s *server) failure(w http.ResponseWriter, r *http.Request, err error) int {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrUnavailable):
+		w.Header().Set("Retry-After", retryAfter)
+		return http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, errorResponse{Error: err.Error()})
+	s.opts.Logger.Error().Err(err).Str("path", r.URL.Path).Msg("status page: source failed")
+	return http.StatusInternalServerError
 }
 
 // writeJSON writes v with status code. API responses are never cached: they

@@ -50,7 +50,7 @@ func Handler(src Source, opts Options) http.Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &server{src: src, opts: opts, tmpl: parseTemplates()}
+	s := &server{src: &watched{Source: src, log: opts.Logger}, opts: opts, tmpl: parseTemplates()}
 	static, err := fs.Sub(assets, "assets/static")
 	if err != nil {
 		panic(err) // the embed directive guarantees the directory

@@ -10,6 +10,13 @@ import (
 // does not know; the handler answers 404 for it.
 var ErrNotFound = errors.New("no such job")
 
+// ErrUnavailable is what a Source returns (wrapped, with a short text
+// saying why, such as "cronlock is starting: connecting to nats://...")
+// while it cannot answer at all: the daemon is starting or stopping. The
+// page and the API answer 503 with the error's text, and the handler logs
+// each change of that text once, not each request.
+var ErrUnavailable = errors.New("unavailable")
+
 // Source is where the page and the API get their data and send their
 // actions. The daemon implements it over its scheduler and the shared KV
 // buckets; tests implement it in memory. Methods are called concurrently, once

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"errors"
 	"html/template"
 	"net/http"
 	"strings"
@@ -51,8 +50,7 @@ func (s *server) indexPage(w http.ResponseWriter, r *http.Request) {
 		data.Replicas, err = s.src.Replicas(r.Context())
 	}
 	if err != nil {
-		s.opts.Logger.Error().Err(err).Msg("status page: source failed")
-		data.Error, code = err.Error(), http.StatusInternalServerError
+		data.Error, code = err.Error(), s.failure(w, r, err)
 	}
 	s.render(w, code, "index.html", data)
 }
@@ -62,13 +60,9 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 	data := jobData{Admin: s.opts.AdminToken != "", Now: s.opts.Now()}
 	code := http.StatusOK
 	d, err := s.src.Job(r.Context(), name)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		data.Detail.Name, data.Error, code = name, err.Error(), http.StatusNotFound
-	case err != nil:
-		s.opts.Logger.Error().Err(err).Str("job", name).Msg("status page: source failed")
-		data.Detail.Name, data.Error, code = name, err.Error(), http.StatusInternalServerError
-	default:
+	if err != nil {
+		data.Detail.Name, data.Error, code = name, err.Error(), s.failure(w, r, err)
+	} else {
 		data.Detail = d
 	}
 	s.render(w, code, "job.html", data)
