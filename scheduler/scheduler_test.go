@@ -158,7 +158,8 @@ func TestLeaseLossCancelsRunAndAnotherReplicaTakesOver(t *testing.T) {
 			return nil
 		}
 	}
-	cut := newReplica(t, proxy.URL(), lockOpts("cut"), scheduler.Options{})
+	cutReg := prometheus.NewRegistry()
+	cut := newReplica(t, proxy.URL(), lockOpts("cut"), scheduler.Options{Registerer: cutReg})
 	if err := cut.s.Add(job.Job{Name: "j", Schedule: "* * * * * *", Run: run("cut")}); err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +189,9 @@ func TestLeaseLossCancelsRunAndAnotherReplicaTakesOver(t *testing.T) {
 	if first.replica != "cut" || !errors.Is(first.cause, lock.ErrLeaseLost) {
 		t.Fatalf("first finished run: %s cause %v; want the cut replica cancelled by lock.ErrLeaseLost", first.replica, first.cause)
 	}
+	waitFor(t, 5*time.Second, "cronlock_leases_lost_total{job=j} = 1 on the cut replica", func() bool {
+		return metricSum(t, "cronlock_leases_lost_total", map[string]string{"job": "j"}, cutReg) == 1
+	})
 	next := runs.next(t, 10*time.Second)
 	if next.replica != "healthy" || !next.tick.After(first.tick) {
 		t.Fatalf("next run %s tick %v, want the healthy replica on a later tick than %v", next.replica, next.tick, first.tick)
