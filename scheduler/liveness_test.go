@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/nats-io/nats.go"
 
 	"github.com/cronlock/cronlock/internal/kv"
@@ -100,7 +101,7 @@ func leaveAnnouncement(t *testing.T, b *kv.Bucket, id string) {
 }
 
 // runReplica runs a scheduler called id, without jobs, until the test ends.
-func runReplica(t *testing.T, url, id string) *Scheduler {
+func runReplica(t *testing.T, url, id string, opts ...func(*Options)) *Scheduler {
 	t.Helper()
 	_, js := natstest.Connect(t, url)
 	l, err := lock.New(context.Background(), js, lock.Options{OwnerID: id, LeaseDuration: 2 * time.Second})
@@ -108,7 +109,11 @@ func runReplica(t *testing.T, url, id string) *Scheduler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	s, err := New(context.Background(), js, l, Options{ReplicaID: id, ShutdownGrace: time.Second})
+	o := Options{ReplicaID: id, ShutdownGrace: time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	s, err := New(context.Background(), js, l, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,5 +131,22 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 		if time.Now().After(end) {
 			t.Fatalf("not within %v: %s", d, what)
 		}
+	}
+}
+
+// TestLivenessOnServerClock: a replica that schedules on its own clock
+// (LocalClock), ten minutes ahead, still measures the others' ages on the
+// server's clock: they stay in its spreading set, and it in theirs.
+func TestLivenessOnServerClock(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, natstest.Options{})
+	ahead := clockwork.NewFakeClockAt(time.Now().Add(10 * time.Minute))
+	on := runReplica(t, srv.ClientURL(), "on-time")
+	off := runReplica(t, srv.ClientURL(), "ahead", func(o *Options) { o.Clock, o.LocalClock = ahead, true })
+	want := []string{"ahead", "on-time"}
+	for _, s := range []*Scheduler{on, off} {
+		waitUntil(t, 10*time.Second, s.registry.id()+"'s spreading set to hold both replicas", func() bool {
+			return slices.Equal(s.registry.live(), want)
+		})
 	}
 }
