@@ -20,6 +20,7 @@ import (
 // /api/replicas nor the page (as served, and as the page refreshes itself)
 // lists them; both show the live daemon with when it was last seen.
 func TestReplicasPageLeavesOutDeadReplicas(t *testing.T) {
+	t.Parallel() // mostly waiting for the announcements to age
 	br := webtest.Start(t, webtest.Options{Width: 1280, Height: 800})
 	srv := natstest.RunRestartable(t, natstest.Options{})
 	base := webDaemon(t, srv.URL(), "replica-a")
