@@ -1,115 +1,53 @@
 package scheduler
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"slices"
 	"sync"
 	"time"
-
-	"github.com/cronlock/cronlock/lock"
 )
 
-// A run that the history shows "running" while its job's lock is free
-// (the claimer holds it) has ended without its result being recorded. It is
-// abandoned only when its replica is gone: the replica no longer announces
-// itself, or its announcement no longer lists the job as running. A replica
-// that could not record a result keeps it, and lists the job as running,
-// until the result is written or it gives up (ResultRetryFor): it is not
-// gone, so the run stays "running" until it records the true status.
+// Liveness. A replica is live while its last announcement is younger than
+// ReplicaTTL by the NATS server's clock. The bucket's word is not enough:
+// the server expires an announcement by its TTL, but a server restarted
+// after a crash can serve a dead replica's announcement long after its TTL
+// (it recovered the message but not its expiry). Every reader applies the
+// same rule to the announcement's JetStream timestamp: ListReplicas (the
+// CLI, the page and the API) and the load spreading (registry.live).
 //
-// Right after an outage every announcement may have lapsed although the
-// replicas are up. So a replica judges others gone only once its own
-// announcements have gone through without a failure for ReplicaTTL: by
-// then every live replica has announced itself again. Until then it leaves
-// such runs "running" for a later claim to decide.
+// Ages are measured on the server's clock, not the local one: the stamps
+// are the server's, and a host whose clock is off by more than the TTL
+// would otherwise call every replica dead, or a dead one live.
 
-// announceHealth tells whether this replica's view of the others can be
-// trusted: it has announced itself, and no announcement failed within the
-// last ReplicaTTL.
-type announceHealth struct {
-	mu       sync.Mutex
-	ok       bool
-	lastFail time.Time
+// replicaLive reports whether a replica whose last announcement was
+// stored at seen (server clock) is live at serverNow (server clock).
+func replicaLive(seen, serverNow time.Time) bool {
+	return serverNow.Sub(seen) < ReplicaTTL
 }
 
-// note records the outcome of an announcement at now (real time).
-func (h *announceHealth) note(err error, now time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err != nil {
-		h.lastFail = now
-		return
-	}
-	h.ok = true
+// serverClock follows the NATS server's clock from a reading of it (a
+// JetStream timestamp) and the local time the reading arrived, advanced by
+// the local monotonic clock since: real time, whatever Options.Clock is,
+// as TTLs expire in real time. It is behind the server by the reading's
+// delivery delay (milliseconds), which errs on the side of live.
+type serverClock struct {
+	mu    sync.Mutex
+	stamp time.Time // a server timestamp
+	at    time.Time // local time when it arrived, with its monotonic reading
 }
 
-// settled reports whether the view of the others can be trusted at now.
-func (h *announceHealth) settled(now time.Time) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ok && (h.lastFail.IsZero() || now.Sub(h.lastFail) >= ReplicaTTL)
+// set records a reading: the server's clock was stamp when at arrived.
+func (c *serverClock) set(stamp, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stamp, c.at = stamp, at
 }
 
-// ownerGone returns the test a claim applies to a run left "running": true
-// when its replica is known to be gone (see above). It reads the owner's
-// announcement, which only such runs need.
-func (s *Scheduler) ownerGone(ctx context.Context) func(Run) bool {
-	return func(r Run) bool {
-		if !s.health.settled(time.Now()) {
-			return false
-		}
-		if r.Owner == s.registry.id() {
-			return true // this replica: its runs of the job have ended (it holds the lock to claim)
-		}
-		e, err := s.registry.bucket.Last(ctx, replicaKey(r.Owner))
-		if err != nil {
-			return false // cannot tell: leave it to a later claim
-		}
-		if e == nil || e.Free || s.now().Sub(e.Stored) > ReplicaTTL {
-			return true
-		}
-		var rep Replica
-		if json.Unmarshal(e.Value, &rep) != nil {
-			return true
-		}
-		return !slices.Contains(rep.Running, r.Job)
+// now is the server's time, estimated; without a reading (or with a zero
+// one: a server that reports no time), the local clock stands in.
+func (c *serverClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stamp.IsZero() {
+		return time.Now()
 	}
-}
-
-// noteHeld records that the job's lock was found held at tick.
-func (e *entry) noteHeld(tick time.Time, err error) {
-	if tick.IsZero() {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.held.from.IsZero() || tick.Before(e.held.from) {
-		e.held.from = tick
-	}
-	if tick.After(e.held.through) {
-		e.held.through = tick
-	}
-	var na *lock.NotAcquiredError
-	if errors.As(err, &na) && na.Holder.Owner != "" {
-		e.held.holder = na.Holder.Owner
-	}
-}
-
-// heldSince returns the ticks at which the lock was found held since the
-// last claim.
-func (e *entry) heldSince() heldTicks {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.held
-}
-
-// clearHeld forgets the held ticks up to a claimed tick.
-func (e *entry) clearHeld(claimed time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.held.through.After(claimed) {
-		e.held = heldTicks{}
-	}
+	return c.stamp.Add(time.Since(c.at))
 }

@@ -19,8 +19,10 @@ import (
 
 // Replica is a running scheduler as it announces itself in the replicas
 // bucket: under a key with a TTL (ReplicaTTL), refreshed every
-// ReplicaTTL/3, so a replica that dies disappears within ReplicaTTL, and
-// one that stops cleanly at once.
+// ReplicaTTL/3. A replica that stops cleanly removes its announcement; one
+// that dies is live no more once its last announcement is ReplicaTTL old
+// by the server's clock, whether or not the server has expired it yet
+// (see replicaLive).
 type Replica struct {
 	ID      string    `json:"id"` // the owner id its locks carry
 	Host    string    `json:"host,omitempty"`
@@ -32,7 +34,8 @@ type Replica struct {
 	// ClockOffsetSeconds is its estimate of the NATS server's clock minus
 	// its own; nil before the first estimate.
 	ClockOffsetSeconds *float64 `json:"clock_offset_seconds,omitempty"`
-	// Seen is when the announcement was stored (server clock).
+	// Seen is when its last announcement was stored (server clock): the
+	// replica was last heard from then.
 	Seen time.Time `json:"seen"`
 }
 
@@ -58,7 +61,9 @@ func openReplicas(ctx context.Context, js jetstream.JetStream, bucket string, re
 }
 
 // ListReplicas returns the live replicas announced in bucket (default
-// DefaultReplicaBucket), sorted by id.
+// DefaultReplicaBucket), sorted by id: an announcement older than
+// ReplicaTTL by the server's clock is left out even while the bucket still
+// holds it (replicaLive).
 func ListReplicas(ctx context.Context, js jetstream.JetStream, bucket string) ([]Replica, error) {
 	if bucket == "" {
 		bucket = DefaultReplicaBucket
@@ -67,6 +72,12 @@ func ListReplicas(ctx context.Context, js jetstream.JetStream, bucket string) ([
 	if err != nil {
 		return nil, err
 	}
+	var clock serverClock
+	stamp, at, err := b.ServerTime(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: replicas: read the server's clock: %w", err)
+	}
+	clock.set(stamp, at)
 	keys, err := b.Keys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: replicas: %w", err)
@@ -78,7 +89,7 @@ func ListReplicas(ctx context.Context, js jetstream.JetStream, bucket string) ([
 			return nil, fmt.Errorf("scheduler: replicas: %w", err)
 		}
 		var r Replica
-		if e == nil || e.Free || json.Unmarshal(e.Value, &r) != nil {
+		if e == nil || e.Free || !replicaLive(e.Stored, clock.now()) || json.Unmarshal(e.Value, &r) != nil {
 			continue
 		}
 		r.Seen = e.Stored
@@ -104,18 +115,20 @@ func replicaKey(id string) string {
 }
 
 // registry announces this replica and follows the others; the
-// announcements also sample the server's clock (offsetEstimate).
+// announcements also sample the server's clock (offsetEstimate, and clock
+// for the replicas' liveness).
 type registry struct {
 	bucket *kv.Bucket
 	self   Replica
 	key    string
 	offset *offsetEstimate
 	now    func() time.Time // the replica's own clock
+	clock  serverClock      // from this replica's own announcements
 
 	// othersMu guards others alone: the scheduling path reads it at every
 	// tick (live), so it is never held across a NATS call.
 	othersMu sync.Mutex
-	others   map[string]string // key → id, live replicas including self
+	others   map[string]announced // key → last announcement, self included
 
 	// mu guards pending; announce holds it across its write, so the
 	// watch's sample of that write waits until the revision is known.
@@ -130,19 +143,31 @@ type registry struct {
 
 func newRegistry(b *kv.Bucket, self Replica, offset *offsetEstimate, now func() time.Time) *registry {
 	return &registry{bucket: b, self: self, key: replicaKey(self.ID), offset: offset, now: now,
-		others: map[string]string{}, sampled: make(chan struct{})}
+		others: map[string]announced{}, sampled: make(chan struct{})}
+}
+
+// announced is a replica's last announcement as the watch heard it.
+type announced struct {
+	id   string
+	seen time.Time // stored, server clock
 }
 
 func (r *registry) id() string { return r.self.ID }
 
-// live returns the ids of the live replicas, self included once it has
-// announced itself.
+// live returns the ids of the live replicas (replicaLive), self included
+// while its own announcements are fresh. Announcements too old to be live
+// are forgotten: a later one brings the replica back.
 func (r *registry) live() []string {
+	now := r.clock.now()
 	r.othersMu.Lock()
 	defer r.othersMu.Unlock()
 	out := make([]string, 0, len(r.others))
-	for _, id := range r.others {
-		out = append(out, id)
+	for key, a := range r.others {
+		if !replicaLive(a.seen, now) {
+			delete(r.others, key)
+			continue
+		}
+		out = append(out, a.id)
 	}
 	slices.Sort(out)
 	return out
@@ -164,7 +189,7 @@ func (r *registry) heard(key string, rev uint64, stored time.Time, h nats.Header
 	if free {
 		delete(r.others, key)
 	} else if id := h.Get(replicaHeader); id != "" {
-		r.others[key] = id
+		r.others[key] = announced{id: id, seen: stored}
 	}
 	r.othersMu.Unlock()
 	if free {
@@ -172,9 +197,14 @@ func (r *registry) heard(key string, rev uint64, stored time.Time, h nats.Header
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if key == r.key && rev == r.pending.rev && !r.pending.t0.IsZero() && r.offset != nil {
-		mid := r.pending.t0.Add(r.pending.t1.Sub(r.pending.t0) / 2)
-		r.offset.add(stored.Sub(mid), r.pending.t1.Sub(r.pending.t0))
+	if key == r.key && rev == r.pending.rev && !r.pending.t0.IsZero() {
+		// This replica's own write, stamped just now: a fresh reading of
+		// the server's clock (an older message redelivered is not).
+		r.clock.set(stored, time.Now())
+		if r.offset != nil {
+			mid := r.pending.t0.Add(r.pending.t1.Sub(r.pending.t0) / 2)
+			r.offset.add(stored.Sub(mid), r.pending.t1.Sub(r.pending.t0))
+		}
 		r.pending.t0 = time.Time{}
 		select {
 		case <-r.sampled:

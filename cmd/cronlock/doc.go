@@ -81,12 +81,15 @@
 // never started); "reason" and "ticks" appear on missed and skipped
 // entries only.
 //
-// replicas prints a table of the replicas announced in NATS; replicas
-// --json an array of {"id","host","pid","version","started","running",
-// "clock_offset_seconds","seen"}, "running" being the jobs it runs now and
-// "clock_offset_seconds" (the NATS server's clock minus the replica's)
-// null until the replica has an estimate. A replica that stops leaves the
-// list at once, one that dies within its announcement's TTL (6 s).
+// replicas prints a table of the live replicas announced in NATS (with a
+// SEEN column); replicas --json an array of {"id","host","pid","version",
+// "started","running","clock_offset_seconds","seen"}, "running" being the
+// jobs it runs now, "clock_offset_seconds" (the NATS server's clock minus
+// the replica's) null until the replica has an estimate, and "seen" the
+// time of its last announcement (RFC 3339, UTC), as in /api/replicas. A
+// replica that stops leaves the list at once; one not seen for its
+// announcement's TTL (6 s, by the server's clock) is not listed, even if
+// NATS still holds its announcement.
 //
 // The NATS permissions cronlock needs are in internal/app/PERMISSIONS.md.
 //

@@ -14,17 +14,20 @@ import (
 var replicasUsage = fmt.Sprintf(`
 Usage: cronlock replicas [-c FILE] [--json]
 
-Lists the replicas (cronlock run) that announce themselves in NATS: owner
-id, host, pid, version, start time, the jobs each runs now, and its clock
-offset (the NATS server's clock minus its own) once it has an estimate.
-Announcements carry a TTL (%v) and are refreshed every %v: a replica that
-stops disappears at once, one that dies within the TTL.
+Lists the live replicas (cronlock run) that announce themselves in NATS:
+owner id, host, pid, version, start time, when it was last seen (its last
+announcement, by the NATS server's clock), the jobs each runs now, and its
+clock offset (the NATS server's clock minus its own) once it has an
+estimate. Announcements are refreshed every %[2]v: a replica that stops
+disappears at once; one not seen for %[1]v (by the server's clock) is not
+live and not listed, even while NATS still holds its announcement.
 
 Flags:
   -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)
   --json              print a JSON array of {"id","host","pid","version","started",
                       "running","clock_offset_seconds","seen"}; clock_offset_seconds is
-                      null before the replica's first estimate
+                      null before the replica's first estimate; seen is the time of
+                      its last announcement, RFC 3339 in UTC
 `, scheduler.ReplicaTTL, scheduler.ReplicaTTL/3)
 
 // replicaJSON is one element of `replicas --json`: a public format.
@@ -66,10 +69,11 @@ func (c *cli) replicas(ctx context.Context, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tHOST\tPID\tVERSION\tSTARTED\tCLOCK OFFSET\tRUNNING")
+	fmt.Fprintln(tw, "ID\tHOST\tPID\tVERSION\tSTARTED\tSEEN\tCLOCK OFFSET\tRUNNING")
 	for _, r := range reps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, dash(r.Host), pidString(r.PID), dash(r.Version),
-			r.Started.UTC().Format(time.RFC3339), clockOffset(r.ClockOffsetSeconds), dash(strings.Join(r.Running, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, dash(r.Host), pidString(r.PID), dash(r.Version),
+			r.Started.UTC().Format(time.RFC3339), r.Seen.UTC().Format(time.RFC3339),
+			clockOffset(r.ClockOffsetSeconds), dash(strings.Join(r.Running, ",")))
 	}
 	return tw.Flush()
 }

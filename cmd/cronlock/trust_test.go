@@ -118,7 +118,7 @@ func TestResultKeptThroughNATSOutage(t *testing.T) {
 	for _, owner := range []string{"r1", "r2", "r3"} {
 		// The lease is shorter than the outage: once NATS is back, the
 		// others may take the lock before the runner writes its result.
-		ds = append(ds, startDaemon(t, dir, trustConfig(t, dir, srv.ClientURL(), owner, "10s", "* * * * * *", "failure", 7)))
+		ds = append(ds, startDaemon(t, dir, trustConfig(t, dir, srv.URL(), owner, "10s", "* * * * * *", "failure", 7)))
 	}
 	running(ds...)
 	writeFile(t, dir, "slow", "")
@@ -139,7 +139,7 @@ func TestResultKeptThroughNATSOutage(t *testing.T) {
 		return false
 	}
 	waitFor(t, 30*time.Second, "the slow run's result, and a later run's", func() bool {
-		runs = historyOf(t, srv.ClientURL(), "trust.job")
+		runs = historyOf(t, srv.URL(), "trust.job")
 		return slowEnded() && len(runs) > 0 && runs[0].Tick.After(tick) && runs[0].Status == scheduler.StatusSucceeded
 	})
 	t.Logf("the slow run's result and a later run recorded %v after NATS was back", time.Since(back))

@@ -210,8 +210,9 @@ func webRun(r scheduler.Run) web.Run {
 	}
 }
 
-// Replicas returns the live replicas from the replicas bucket, with each
-// one's clock offset relative to this replica when both are measured.
+// Replicas returns the live replicas from the replicas bucket (none whose
+// last announcement is older than its TTL, whatever the bucket holds), with
+// each one's clock offset relative to this replica when both are measured.
 func (s *webSource) Replicas(ctx context.Context) ([]web.Replica, error) {
 	st, err := s.state(ctx)
 	if err != nil {
@@ -230,7 +231,8 @@ func (s *webSource) Replicas(ctx context.Context) ([]web.Replica, error) {
 	}
 	out := make([]web.Replica, 0, len(reps))
 	for _, r := range reps {
-		w := web.Replica{Owner: r.ID, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started, Running: r.Running}
+		w := web.Replica{Owner: r.ID, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started,
+			Seen: r.Seen.UTC(), Running: r.Running}
 		if own != nil && r.ClockOffsetSeconds != nil {
 			// Each offset is the server's clock minus the replica's, so
 			// theirs minus ours is ours minus theirs of the server's.

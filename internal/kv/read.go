@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cronlock/cronlock/internal/follow"
+	"github.com/cronlock/cronlock/internal/jsapi"
 )
 
 // opTimeout bounds a read when the caller's context has no deadline.
@@ -63,4 +64,26 @@ func (b *Bucket) Follow(ctx context.Context, fn Handler) (*follow.Follower, erro
 	return follow.Start(ctx, b.stream, b.nc, b.prefix+">", func(subject string, seq uint64, stored time.Time, h nats.Header) {
 		fn(b.Key(subject), seq, stored, h)
 	})
+}
+
+// ServerTime reads the server's clock: the timestamp the server puts on
+// the bucket's stream info, with the local time its answer arrived. The
+// local time carries a monotonic reading, so a caller can advance the
+// server's time by the time elapsed here without trusting this host's wall
+// clock. The server time is zero when the server does not report one.
+func (b *Bucket) ServerTime(ctx context.Context) (server, local time.Time, err error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opTimeout)
+		defer cancel()
+	}
+	err = jsapi.Call(ctx, func(ctx context.Context) error {
+		info, err := b.stream.Info(ctx)
+		if err != nil {
+			return err
+		}
+		server, local = info.TimeStamp, time.Now()
+		return nil
+	})
+	return server, local, err
 }

@@ -107,6 +107,9 @@ type Replica struct {
 	PID     int       `json:"pid"`
 	Version string    `json:"version"`
 	Started time.Time `json:"started,omitzero"`
+	// Seen is when it last announced itself (NATS server clock, UTC): the
+	// same field, in the same format, as in `cronlock replicas --json`.
+	Seen time.Time `json:"seen"`
 	// Running lists the jobs this replica is running now.
 	Running []string `json:"running"`
 	// ClockOffsetSeconds is this replica's clock minus the observer's, when

@@ -112,6 +112,7 @@
       td("pid", "PID", String(r.pid)),
       td("version", "Version", r.version),
       td("started", "Started", fmtTime(r.started)),
+      td("seen", "Last seen", fmtTime(r.seen)),
       td("running", "Running", running),
       td("offset", "Clock offset", fmtOffset(r.clock_offset_seconds)));
   }
@@ -129,7 +130,7 @@
 
   function renderIndex(data) {
     fillBody("jobs", data.jobs, jobRow, "No jobs configured.", 9);
-    fillBody("replicas", data.replicas, replicaRow, "No live replicas.", 7);
+    fillBody("replicas", data.replicas, replicaRow, "No live replicas.", 8);
   }
 
   function fact(dl, label, cls, value) {
