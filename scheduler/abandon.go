@@ -67,7 +67,7 @@ func (s *Scheduler) ownerGone(ctx context.Context) func(Run) bool {
 		if err != nil {
 			return false // cannot tell: leave it to a later claim
 		}
-		if e == nil || e.Free || s.now().Sub(e.Stored) > ReplicaTTL {
+		if e == nil || e.Free || !replicaLive(e.Stored, s.registry.clock.now()) {
 			return true
 		}
 		var rep Replica
