@@ -278,7 +278,8 @@ var ErrNoResult = errors.New("the replica running it stopped without recording a
 // ID, owner and token) as soon as it has started. It asks again while no
 // replica is subscribed or the one asked refuses (shutting down), until
 // timeout: then the error matches ErrNoReplica. A job whose lock is held
-// is an error matching lock.ErrNotAcquired, naming the holder. by says who
+// is an error matching lock.ErrNotAcquired, saying that it "is running
+// elsewhere" and naming the holder. by says who
 // asks, for the replica's log.
 func (c *Client) TriggerRemote(ctx context.Context, name, by string, timeout time.Duration) (scheduler.Run, error) {
 	if _, err := FindJob(c.cfg, name); err != nil {
@@ -326,9 +327,9 @@ func triggerOutcome(name string, r TriggerReply, err error) (scheduler.Run, erro
 	case r.Status == TriggerStarted:
 		return *r.Run, nil
 	case r.Status == TriggerBusy && r.Holder != "":
-		return scheduler.Run{}, fmt.Errorf("job %q is running on %s (token %d): %w", name, r.Holder, r.Token, lock.ErrNotAcquired)
+		return scheduler.Run{}, fmt.Errorf("job %q is running elsewhere, on %s (token %d): %w", name, r.Holder, r.Token, lock.ErrNotAcquired)
 	case r.Status == TriggerBusy:
-		return scheduler.Run{}, fmt.Errorf("job %q: %s: %w", name, r.Error, lock.ErrNotAcquired)
+		return scheduler.Run{}, fmt.Errorf("job %q is running elsewhere: %s: %w", name, r.Error, lock.ErrNotAcquired)
 	}
 	return scheduler.Run{}, fmt.Errorf("job %q: the replica could not start it: %s", name, r.Error)
 }
