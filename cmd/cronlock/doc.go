@@ -8,7 +8,8 @@
 //	cronlock next     [-c FILE] [-n N] [--from TIME] [JOB]   next N (default 5) run times
 //	cronlock locks    [-c FILE] [--json]                     who holds which lock
 //	cronlock status   [-c FILE] [-n N] [-v] [--json]         each job's last N (default 5) runs, with output
-//	cronlock trigger  [-c FILE] JOB                          run one job once now, under its lock
+//	cronlock trigger  [-c FILE] [--timeout D] [--no-wait | --local] JOB
+//	                                                         have a replica run one job once now, under its lock
 //	cronlock unlock   [-c FILE] --force JOB                  force-release a job's lock
 //	cronlock suspend  [-c FILE] JOB                          stop every replica from starting JOB's ticks
 //	cronlock resume   [-c FILE] JOB                          let replicas start JOB's ticks again
@@ -30,7 +31,28 @@
 // configuration file, whose errors are printed one a line as
 // FILE:LINE: FIELD: MESSAGE, or a crontab with lines `import crontab` could
 // not convert, printed as CRONTAB:LINE: REASON (hint: ...) after the
-// converted jobs were written.
+// converted jobs were written; 3 no replica took a trigger request within
+// its --timeout.
+//
+// # Triggering a job
+//
+// trigger sends a request on the NATS subject
+// cronlock.<history.bucket>.trigger.<JOB>. The replicas that have JOB in
+// their configuration, not suspended there, subscribe to it in one queue
+// group, so exactly one of them takes the request; it runs JOB at once
+// under its lock (a manual run in the history, as from the status page)
+// and answers with the run's ID, owner and token. trigger prints them
+// ("JOB: run ID started on OWNER (token T)"), then reads the run's result
+// from the shared history and prints "JOB: STATUS in DURATION on OWNER (run
+// ID, exit code N)" and the output tail. It asks again while no replica is
+// subscribed or the one asked is shutting down, for up to --timeout
+// (default 10s), then exits 3. The wait for the result has no limit of its
+// own (the job's timeout bounds the run); when the run's lock is gone and no
+// result came 5s later (its replica died: the lock expires after
+// lock.lease) it exits 1. SIGINT stops the wait, not the run. --no-wait
+// exits 0 once the run has started; --local runs JOB in this process, as
+// trigger did before. Without nats.url, trigger connects to
+// nats.embedded.listen and never starts an embedded server of its own.
 //
 // # Reaching NATS
 //

@@ -16,7 +16,18 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // a runtime failure: NATS, a job, a lock
 	exitUsage   = 2 // bad usage or a bad configuration file
+	// exitNoReplica: trigger's request was taken by no replica in time.
+	exitNoReplica = 3
 )
+
+// exitError is a runtime failure with an exit code of its own (not 1).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
 	proc.Init() // first: in a job's supervisor process it never returns
@@ -46,7 +57,7 @@ var commands = []command{
 	{"next", "print the next run times", (*cli).next},
 	{"locks", "show who holds which lock", (*cli).locks},
 	{"status", "show each job's last runs from the shared history", (*cli).status},
-	{"trigger", "run one job once now, under its lock, in this process", (*cli).trigger},
+	{"trigger", "have a replica run one job once now, under its lock", (*cli).trigger},
 	{"unlock", "force-release a job's lock", (*cli).unlock},
 	{"suspend", "stop every replica from starting a job's ticks", (*cli).suspend},
 	{"resume", "let replicas start a suspended job's ticks again", (*cli).resume},
@@ -83,9 +94,10 @@ func (c *cli) main(ctx context.Context, args []string) int {
 }
 
 // exit prints err, if any, and maps it to an exit code: errHelp is 0, a
-// *usageError 2, anything else 1.
+// *usageError 2, an *exitError its code, anything else 1.
 func (c *cli) exit(name string, err error) int {
 	var ue *usageError
+	var ee *exitError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
@@ -96,6 +108,9 @@ func (c *cli) exit(name string, err error) int {
 			fmt.Fprintf(c.stderr, "cronlock %s: %v\nRun 'cronlock %s --help' for usage.\n", name, ue.err, name)
 		}
 		return exitUsage
+	case errors.As(err, &ee):
+		fmt.Fprintf(c.stderr, "cronlock %s: %s\n", name, strings.TrimSpace(err.Error()))
+		return ee.code
 	default:
 		fmt.Fprintf(c.stderr, "cronlock %s: %s\n", name, strings.TrimSpace(err.Error()))
 		return exitFailure
@@ -118,6 +133,7 @@ Commands:
 Every command takes --help. Flags come before arguments (cronlock trigger
 -c FILE JOB). -c/--config defaults to $CRONLOCK_CONFIG, else cronlock.yaml.
 
-Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad configuration.
+Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad configuration,
+3 no replica took a trigger request in time.
 `)
 }

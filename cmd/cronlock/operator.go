@@ -32,6 +32,14 @@ func operatorContext(ctx context.Context, timeout time.Duration) (context.Contex
 // stderr at the configured level, but no lower than warn unless verbose: the
 // command's output is what matters.
 func (c *cli) dial(ctx context.Context, cfg *config.Config, verbose bool) (*app.Client, error) {
+	return c.dialVia(ctx, cfg, verbose, app.Dial)
+}
+
+// dialFunc is app.Dial or app.DialRunning.
+type dialFunc func(context.Context, *config.Config, zerolog.Logger) (*app.Client, error)
+
+// dialVia is dial with app.Dial's variant dial.
+func (c *cli) dialVia(ctx context.Context, cfg *config.Config, verbose bool, dial dialFunc) (*app.Client, error) {
 	log, err := app.NewLogger(cfg.Log, c.stderr)
 	if err != nil {
 		return nil, &usageError{err: err}
@@ -39,7 +47,7 @@ func (c *cli) dial(ctx context.Context, cfg *config.Config, verbose bool) (*app.
 	if !verbose && log.GetLevel() < zerolog.WarnLevel {
 		log = log.Level(zerolog.WarnLevel)
 	}
-	cl, err := app.Dial(ctx, cfg, log)
+	cl, err := dial(ctx, cfg, log)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return nil, errors.New("NATS did not answer in time: " + err.Error())
 	}

@@ -69,10 +69,10 @@ jobs:
 	}
 
 	// Runs for the history: one success, one failure with its exit code.
-	if r := run(0, "trigger", "-c", cfg, "ok.job"); !strings.Contains(r.stdout, "ok.job: succeeded") {
+	if r := run(0, "trigger", "-c", cfg, "--local", "ok.job"); !strings.Contains(r.stdout, "ok.job: succeeded") {
 		t.Errorf("trigger ok.job: stdout %q", r.stdout)
 	}
-	if r := run(1, "trigger", "-c", cfg, "fail.job"); !strings.Contains(r.stderr, "status 3") {
+	if r := run(1, "trigger", "-c", cfg, "--local", "fail.job"); !strings.Contains(r.stderr, "status 3") {
 		t.Errorf("trigger fail.job: stderr lacks the exit code:\n%s", r.stderr)
 	}
 
@@ -91,7 +91,7 @@ jobs:
 		t.Fatal(err)
 	}
 	defer lease.Close()
-	if r := run(1, "trigger", "-c", cfg, "ok.job"); !strings.Contains(r.stderr, "running elsewhere") || !strings.Contains(r.stderr, "other-replica") {
+	if r := run(1, "trigger", "-c", cfg, "--local", "ok.job"); !strings.Contains(r.stderr, "running elsewhere") || !strings.Contains(r.stderr, "other-replica") {
 		t.Errorf("trigger of a held job: stderr %q, want it to name the holder", r.stderr)
 	}
 

@@ -17,9 +17,10 @@ import (
 	"github.com/cronlock/cronlock/scheduler"
 )
 
-// TestLeastPrivilege runs `cronlock run` (and a job), `locks` and `status`
-// as a user restricted to the permissions of PERMISSIONS.md, against a
-// server configured with its accounts block; an admin created the buckets.
+// TestLeastPrivilege runs `cronlock run` (and a job), `locks`, `status`
+// and `trigger` (taken by the replica over NATS) as a user restricted to
+// the permissions of PERMISSIONS.md, against a server configured with its
+// accounts block; an admin created the buckets.
 func TestLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	doc, err := app.PermissionsConf()
@@ -79,12 +80,19 @@ jobs:
   - name: least.privilege
     schedule: "* * * * * *"
     shell: echo "$CRONLOCK_TOKEN" >> %q
+  - name: least.trigger
+    schedule: "@yearly"
+    shell: echo triggered
 `, url, out))
 	d := startDaemon(t, dir, cfg)
 	waitFor(t, 20*time.Second, "two runs", func() bool { return len(fileLines(t, out)) >= 2 })
-	for _, args := range [][]string{{"locks", "-c", cfg, "--json"}, {"status", "-c", cfg, "--json"}} {
-		if r := cronlock(t, nil, args...); r.code != 0 || strings.Contains(r.stderr, "iolation") {
+	for _, args := range [][]string{{"locks", "-c", cfg, "--json"}, {"status", "-c", cfg, "--json"}, {"trigger", "-c", cfg, "least.trigger"}} {
+		r := cronlock(t, nil, args...)
+		if r.code != 0 || strings.Contains(r.stderr, "iolation") {
 			t.Errorf("cronlock %q as the restricted user: exit %d\n%s", args, r.code, r.stderr)
+		}
+		if args[0] == "trigger" && !strings.Contains(r.stdout, "started on restricted") {
+			t.Errorf("cronlock trigger as the restricted user: the replica did not run it:\n%s", r.stdout)
 		}
 	}
 	d.stop()

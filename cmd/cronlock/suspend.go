@@ -26,7 +26,11 @@ Flags (before JOB):
 
 // suspendedBy labels a suspension in the shared state: "<user>@<host>
 // (cronlock suspend)", so that status tells who to ask.
-func suspendedBy() string {
+func suspendedBy() string { return operatorLabel("suspend") }
+
+// operatorLabel names who runs the operator command cmd: "<user>@<host>
+// (cronlock CMD)".
+func operatorLabel(cmd string) string {
 	name := "unknown"
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
@@ -35,7 +39,7 @@ func suspendedBy() string {
 	if err != nil || host == "" {
 		host = "unknown"
 	}
-	return fmt.Sprintf("%s@%s (cronlock suspend)", name, host)
+	return fmt.Sprintf("%s@%s (cronlock %s)", name, host, cmd)
 }
 
 func (c *cli) suspend(ctx context.Context, args []string) error {

@@ -274,8 +274,8 @@ func TestStatusShowsOutput(t *testing.T) {
     schedule: "@yearly"
     shell: echo all is well
 `)
-	e.run(1, "trigger", "boom")
-	e.run(0, "trigger", "fine")
+	e.run(1, "trigger", "--local", "boom")
+	e.run(0, "trigger", "--local", "fine")
 
 	runs := runsOf(t, e.status("boom"))
 	if len(runs) != 1 {

@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/config"
@@ -244,4 +246,169 @@ func (c *Client) Suspensions(ctx context.Context) (map[string]bool, error) {
 		out[cj.Name] = st.Suspended != nil || ConfigSuspended(cj)
 	}
 	return out, nil
+}
+
+// Timings of a trigger on the replicas (TriggerRemote, AwaitRun).
+const (
+	// triggerRetry is how long TriggerRemote waits before asking again
+	// when no replica is subscribed or the one asked was shutting down.
+	triggerRetry = 250 * time.Millisecond
+	// resultPoll is how often AwaitRun reads the run's entry and lock.
+	resultPoll = 500 * time.Millisecond
+	// ResultGrace is how long AwaitRun waits for a result after the run's
+	// lock is gone (released, expired or taken over) before it gives the
+	// run up: a replica records the result before it releases the lock,
+	// or, when NATS failed it then, as soon as NATS answers again.
+	ResultGrace = 5 * time.Second
+)
+
+// ErrNoReplica is returned by TriggerRemote when no replica took the
+// request in time: none runs with the job configured (and not suspended by
+// its configuration), or none answered.
+var ErrNoReplica = errors.New("no replica took the trigger request")
+
+// ErrNoResult is returned by AwaitRun when the run's lock is gone and no
+// result was recorded within ResultGrace: the replica running it died or
+// lost NATS.
+var ErrNoResult = errors.New("the replica running it stopped without recording a result")
+
+// TriggerRemote asks the running replicas to run the job now (see
+// TriggerSubject): one of them runs it under its lock, recorded as manual,
+// and TriggerRemote returns its entry in the history (running, with its
+// ID, owner and token) as soon as it has started. It asks again while no
+// replica is subscribed or the one asked refuses (shutting down), until
+// timeout: then the error matches ErrNoReplica. A job whose lock is held
+// is an error matching lock.ErrNotAcquired, saying that it "is running
+// elsewhere" and naming the holder. by says who
+// asks, for the replica's log.
+func (c *Client) TriggerRemote(ctx context.Context, name, by string, timeout time.Duration) (scheduler.Run, error) {
+	if _, err := FindJob(c.cfg, name); err != nil {
+		return scheduler.Run{}, err
+	}
+	body, err := json.Marshal(TriggerRequest{By: by})
+	if err != nil {
+		return scheduler.Run{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	subject := TriggerSubject(c.cfg, name)
+	why := "no replica is subscribed"
+	for {
+		m, err := c.conn.NC.RequestWithContext(ctx, subject, body)
+		switch {
+		case err == nil:
+			r, err := parseTriggerReply(m.Data)
+			if err != nil || r.Status != TriggerRefused {
+				return triggerOutcome(name, r, err)
+			}
+			why = r.Error
+		case errors.Is(err, nats.ErrNoResponders):
+		case ctx.Err() != nil:
+			why = "no replica answered"
+		default:
+			return scheduler.Run{}, err
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				return scheduler.Run{}, fmt.Errorf("job %q: %w within %v (%s on %s)", name, ErrNoReplica, timeout, why, subject)
+			}
+			return scheduler.Run{}, ctx.Err()
+		case <-time.After(triggerRetry):
+		}
+	}
+}
+
+// triggerOutcome maps a replica's final answer to TriggerRemote's result.
+func triggerOutcome(name string, r TriggerReply, err error) (scheduler.Run, error) {
+	switch {
+	case err != nil:
+		return scheduler.Run{}, err
+	case r.Status == TriggerStarted:
+		return *r.Run, nil
+	case r.Status == TriggerBusy && r.Holder != "":
+		return scheduler.Run{}, fmt.Errorf("job %q is running elsewhere, on %s (token %d): %w", name, r.Holder, r.Token, lock.ErrNotAcquired)
+	case r.Status == TriggerBusy:
+		return scheduler.Run{}, fmt.Errorf("job %q is running elsewhere: %s: %w", name, r.Error, lock.ErrNotAcquired)
+	}
+	return scheduler.Run{}, fmt.Errorf("job %q: the replica could not start it: %s", name, r.Error)
+}
+
+// AwaitRun waits until the run that TriggerRemote started has a result in
+// the shared history and returns its entry, with its output tail. It
+// reads the entry and the run's lock every resultPoll; failed reads (NATS
+// away) are retried. When the lock is no longer held with the run's token
+// and no result is recorded within ResultGrace, it returns the last entry
+// it read and an error matching ErrNoResult: the wait is bounded by the run
+// (its lease, lock.lease, when its replica dies), not by a timeout of its
+// own. ctx stops the wait, not the run.
+func (c *Client) AwaitRun(ctx context.Context, started scheduler.Run) (scheduler.Run, error) {
+	h, err := c.history(ctx)
+	if err != nil {
+		return started, err
+	}
+	tick := time.NewTicker(resultPoll)
+	defer tick.Stop()
+	last := started
+	var gone time.Time // when the run's lock was first seen gone
+	for {
+		if r, ok := c.readRun(ctx, h, started); ok {
+			last = r
+			if r.Finished() {
+				return r, nil
+			}
+		}
+		switch held, err := c.holds(ctx, started); {
+		case err != nil || held:
+			gone = time.Time{}
+		case gone.IsZero():
+			gone = time.Now()
+		case time.Since(gone) > ResultGrace:
+			return last, fmt.Errorf("run %d of %q on %s: %w (its lock is gone and no result came within %v)",
+				started.ID, started.Job, started.Owner, ErrNoResult, ResultGrace)
+		}
+		select {
+		case <-ctx.Done():
+			return last, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// readRun reads the entry of run from the history, with its output once it
+// is finished; ok is false when it cannot be read (or has left the kept
+// history).
+func (c *Client) readRun(ctx context.Context, h *scheduler.History, run scheduler.Run) (scheduler.Run, bool) {
+	st, err := h.State(ctx, run.Job)
+	if err != nil {
+		c.log.Debug().Err(err).Str("job", run.Job).Msg("cannot read the job's history; retrying")
+		return scheduler.Run{}, false
+	}
+	for _, r := range st.Runs {
+		if r.ID != run.ID {
+			continue
+		}
+		if r.Finished() && !r.Start.IsZero() {
+			out, err := h.Output(ctx, r)
+			if err != nil {
+				c.log.Debug().Err(err).Str("job", run.Job).Msg("cannot read the run's output; retrying")
+				return scheduler.Run{}, false
+			}
+			r.Output = out
+		}
+		return r, true
+	}
+	return scheduler.Run{}, false
+}
+
+// holds reports whether run's lock is still held with its token.
+func (c *Client) holds(ctx context.Context, run scheduler.Run) (bool, error) {
+	hd, err := c.locker.Holder(ctx, run.Job)
+	switch {
+	case errors.Is(err, lock.ErrNotHeld):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return hd.Token == run.Token && hd.Owner == run.Owner, nil
 }

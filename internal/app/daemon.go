@@ -56,6 +56,7 @@ type Daemon struct {
 	notifier *notify.Notifier
 	httpLn   net.Listener           // nil when http.listen is empty
 	web      *webSource             // the status page's source
+	triggers *triggerServer         // trigger requests over NATS
 	stage    atomic.Pointer[string] // why the daemon is not ready while it starts
 
 	schedCtx    context.Context // cancelled when the scheduler must stop
@@ -91,6 +92,7 @@ func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daem
 	}
 	d := &Daemon{log: log, cfg: cfg, reg: prometheus.NewRegistry(), sigs: make(chan os.Signal, 4)}
 	d.web = &webSource{d: d, log: log.With().Str("component", "web").Logger()}
+	d.triggers = newTriggerServer(d)
 	signal.Notify(d.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	d.schedCtx, d.schedCancel = context.WithCancel(context.Background())
 	d.dialCtx, d.dialCancel = context.WithCancel(context.Background())
@@ -160,6 +162,9 @@ func (d *Daemon) schedule() error {
 	d.running.Store(true)
 	defer d.running.Store(false)
 	d.log.Info().Msg("scheduler running")
+	d.mu.Lock()
+	d.triggers.sync(d.conn.Load().NC, d.cfg)
+	d.mu.Unlock()
 	return d.sched.Run(ctx)
 }
 
@@ -346,6 +351,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}, func(error) {
 		stopping.Store(true)
 		d.setStage(stageShuttingDown)
+		d.triggers.stop() // the other replicas take trigger requests from now on
 		if !d.running.Load() {
 			d.dialCancel() // nothing to finish: abandon connection attempts
 		}
@@ -439,6 +445,8 @@ func (d *Daemon) close() {
 		d.httpLn.Close() // already closed by the server if it ran
 	}
 	d.web.triggers.Wait() // manual runs from the page, ended with the scheduler
+	d.triggers.stop()
+	d.triggers.runs.Wait() // and those requested over NATS
 	if d.locker != nil {
 		d.locker.Close()
 	}

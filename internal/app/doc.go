@@ -21,6 +21,13 @@
 // this host); else they start their own embedded server on store_dir, which
 // works only while no daemon holds the store (ErrStoreInUse otherwise).
 //
+// # Triggers
+//
+// The daemon takes `cronlock trigger` requests on the core NATS subject
+// cronlock.<history.bucket>.trigger.<job> (trigger.go), in a queue group so
+// that one replica runs each; the client (Client.TriggerRemote,
+// Client.AwaitRun) reads the result from the shared history.
+//
 // PERMISSIONS.md in this directory lists the NATS permissions a cronlock user
 // needs.
 //

@@ -151,7 +151,7 @@ func TestLeastPrivilegeInboxPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"inbox_prefix: " + prefix, `allow: ["` + prefix + `.>"]`} {
+	for _, want := range []string{"inbox_prefix: " + prefix, `allow: ["` + prefix + `.>", "cronlock.cronlock_history.trigger.>"]`} {
 		if !strings.Contains(string(doc), want) {
 			t.Fatalf("PERMISSIONS.md does not document %s", want)
 		}

@@ -45,6 +45,7 @@ func (d *Daemon) Reload() error {
 	cfg.Jobs = c.inEffect
 	cfg.Notify = next.Notify
 	d.cfg = &cfg
+	d.triggers.sync(d.conn.Load().NC, d.cfg)
 	if err := d.notifier.SetTargets(cfg.NotifyTargets()); err != nil {
 		c.errs = append(c.errs, fmt.Errorf("notify: %w", err))
 	}
