@@ -197,6 +197,10 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 		err := d.openScheduler(actx)
 		cancel()
 		if err == nil {
+			d.mu.Lock()
+			cfg := d.cfg
+			d.mu.Unlock()
+			warnReplicas(ctx, d.conn.Load().JS, cfg, d.log)
 			return nil
 		}
 		if !transient(err) || ctx.Err() != nil {

@@ -127,6 +127,39 @@ func (b *Bucket) checkTTL() error {
 	return nil
 }
 
+// FewerReplicasError is CheckReplicas' answer for a bucket that keeps
+// fewer copies than asked for: Open never changes an existing bucket, so
+// a replication factor raised after its creation does not apply by itself.
+type FewerReplicasError struct {
+	Bucket     string
+	Have, Want int
+}
+
+func (e *FewerReplicasError) Error() string {
+	return fmt.Sprintf("bucket %q has %d replica(s), fewer than the %d asked for", e.Bucket, e.Have, e.Want)
+}
+
+// CheckReplicas returns a *FewerReplicasError when the bucket name exists
+// with fewer than want replicas, nil when it has as many or more, and the
+// lookup's error otherwise (ErrBucketNotFound for a missing bucket).
+func CheckReplicas(ctx context.Context, js jetstream.JetStream, name string, want int) error {
+	var stream jetstream.Stream
+	err := jsapi.Call(ctx, func(ctx context.Context) (err error) {
+		stream, err = js.Stream(ctx, "KV_"+name)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("bucket %q: %w", name, jetstream.ErrBucketNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("bucket %q: %w", name, err)
+	}
+	if have := stream.CachedInfo().Config.Replicas; have < want {
+		return &FewerReplicasError{Bucket: name, Have: max(have, 1), Want: want}
+	}
+	return nil
+}
+
 // Name is the bucket's name.
 func (b *Bucket) Name() string { return b.name }
 
