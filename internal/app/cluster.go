@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -8,12 +9,17 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/config"
 )
+
+// routeErrorReports: a failed reconnect to a route is logged at the first
+// attempt and at every routeErrorReports-th, about once a minute.
+const routeErrorReports = 60
 
 // standaloneName is the embedded server's name without a cluster when
 // nats.embedded.server_name is empty.
@@ -56,6 +62,9 @@ func configureCluster(opts *server.Options, c config.Cluster) error {
 		return fmt.Errorf("nats.embedded.cluster.listen %q: bad port: %w", c.Listen, err)
 	}
 	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: p}
+	// A node that is down is retried every second; report it once a
+	// minute, not at every attempt (nats-server's default).
+	opts.ReconnectErrorReports = routeErrorReports
 	opts.Routes = server.RoutesFromStr(strings.Join(c.Routes, ","))
 	if len(opts.Routes) != len(c.Routes) {
 		return fmt.Errorf("nats.embedded.cluster.routes %q: not all are URLs", c.Routes)
@@ -94,4 +103,39 @@ func clusterOperatorError(listen string, listenErr error) error {
 	}
 	return fmt.Errorf("no `cronlock run` answers at nats.embedded.listen %q (%w): operator commands of a cluster node "+
 		"connect to its running server; start it, or set nats.url to another node's client port", listen, listenErr)
+}
+
+// Start-up of a cluster node: JetStream API requests sent before the meta
+// group has a leader go unanswered until jsapi.Attempt, so the daemon
+// waits for one, polling its node, before opening the buckets.
+const (
+	stageCluster    = "waiting for a majority of the cluster's nodes (no JetStream meta leader yet)"
+	metaLeaderPoll  = 50 * time.Millisecond
+	metaLeaderQuiet = 5 * time.Second // waits shorter than this are not logged
+)
+
+// waitCluster waits, when c's embedded server is a cluster node, until its
+// JetStream meta group has a leader and this node is current with it: a
+// majority of the nodes is connected. It returns ctx's error if ctx ends
+// first; without a cluster it returns nil at once.
+func (d *Daemon) waitCluster(ctx context.Context, c *Conn) error {
+	if c.embedded == nil || !d.cfg.NATS.Embedded.Cluster.InUse() {
+		return nil
+	}
+	srv := c.embedded.srv
+	start := time.Now()
+	t := time.NewTicker(metaLeaderPoll)
+	defer t.Stop()
+	for !srv.JetStreamIsCurrent() {
+		d.setStage(stageCluster)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	if waited := time.Since(start); waited >= metaLeaderQuiet {
+		d.log.Info().Float64("waited_seconds", waited.Seconds()).Msg("the JetStream cluster has a meta leader")
+	}
+	return nil
 }

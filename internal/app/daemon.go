@@ -182,7 +182,10 @@ func (d *Daemon) connect(ctx context.Context) error {
 		}
 		d.conn.Store(c)
 	}
-	return c.WaitConnected(ctx)
+	if err := c.WaitConnected(ctx); err != nil {
+		return err
+	}
+	return d.waitCluster(ctx, c)
 }
 
 // openBuckets calls openScheduler, retrying with backoff for as long as

@@ -68,7 +68,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bucket, err
 		return nil, fmt.Errorf("open bucket %q: %w", cfg.Name, err)
 	}
 	var stream jetstream.Stream
-	err = jsapi.Call(ctx, func(ctx context.Context) (err error) {
+	err = placed(ctx, func(ctx context.Context) (err error) {
 		stream, err = js.Stream(ctx, "KV_"+cfg.Name)
 		return err
 	})
@@ -109,9 +109,31 @@ func openOrCreate(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 		return err
 	})
 	if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently, or our create's reply was lost
-		err = jsapi.Call(ctx, lookup)
+		err = placed(ctx, lookup)
 	}
 	return kv, err
+}
+
+// placedPause is the pause between lookups of a bucket being placed.
+const placedPause = 100 * time.Millisecond
+
+// placed is jsapi.Call for the lookup of a bucket known to exist: in a
+// cluster, the peer answering can report its stream not found for a moment
+// after it was created (by this replica or another, at the same start).
+// Such answers are retried until ctx ends, which is then the error, so
+// that the caller sees a cluster that did not answer, not a missing bucket.
+func placed(ctx context.Context, fn func(context.Context) error) error {
+	for {
+		err := jsapi.Call(ctx, fn)
+		if !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: the bucket exists but its stream is not found yet (%v)", ctx.Err(), err)
+		case <-time.After(placedPause):
+		}
+	}
 }
 
 func (b *Bucket) checkTTL() error {
