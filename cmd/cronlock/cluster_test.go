@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/scheduler"
 )
 
@@ -206,5 +208,60 @@ func checkOncePerTick(t *testing.T, out, url string) {
 	}
 	if len(seen) == 0 {
 		t.Error("the shared history has no run of cluster.job")
+	}
+}
+
+// threeVMs is the example of three VMs running cronlock and nothing else.
+const threeVMs = "../../examples/three-vms"
+
+// TestThreeVMsExample: each of the example's configurations passes
+// `cronlock validate`; together they are one cluster: the same cluster
+// name and settings, distinct server names, each node's routes are the
+// other two nodes' route addresses, and the buckets are R3.
+func TestThreeVMsExample(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join(threeVMs, "*.yaml"))
+	if err != nil || len(files) != 3 {
+		t.Fatalf("%s: %d YAML files (%v), want the three VMs' configurations", threeVMs, len(files), err)
+	}
+	var cfgs []*config.Config
+	routeOf := map[string]string{} // route URL -> file
+	for _, f := range files {
+		r := cronlock(t, nil, "validate", "-c", f)
+		if r.code != 0 || !strings.Contains(r.stdout, ": valid, ") {
+			t.Fatalf("cronlock validate -c %s: exit %d\n%s%s", f, r.code, r.stdout, r.stderr)
+		}
+		cfg, err := config.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgs = append(cfgs, cfg)
+		routeOf["nats://"+cfg.NATS.Embedded.Cluster.Listen] = f
+	}
+	names := map[string]bool{}
+	for _, cfg := range cfgs {
+		e := cfg.NATS.Embedded
+		if names[e.ServerName] || e.ServerName == "" {
+			t.Errorf("%s: server_name %q is empty or not unique", cfg.Path, e.ServerName)
+		}
+		names[e.ServerName] = true
+		if cfg.Lock.Replicas != config.ClusterReplicas || e.Cluster.Nodes() != 3 {
+			t.Errorf("%s: %d nodes, lock.replicas %d; want 3 and 3", cfg.Path, e.Cluster.Nodes(), cfg.Lock.Replicas)
+		}
+		for _, r := range e.Cluster.Routes {
+			if other, ok := routeOf[r]; !ok || other == cfg.Path {
+				t.Errorf("%s: route %s is not another VM's cluster.listen", cfg.Path, r)
+			}
+		}
+		// Apart from this node's own three lines, the files agree.
+		same := *cfg
+		same.Path, same.NATS.Embedded.ServerName = "", ""
+		same.NATS.Embedded.Cluster.Listen, same.NATS.Embedded.Cluster.Routes = "", nil
+		first := *cfgs[0]
+		first.Path, first.NATS.Embedded.ServerName = "", ""
+		first.NATS.Embedded.Cluster.Listen, first.NATS.Embedded.Cluster.Routes = "", nil
+		if !reflect.DeepEqual(same, first) {
+			t.Errorf("%s differs from %s in more than server_name, cluster.listen and routes", cfg.Path, cfgs[0].Path)
+		}
 	}
 }

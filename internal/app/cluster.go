@@ -65,6 +65,11 @@ func configureCluster(opts *server.Options, c config.Cluster) error {
 	// A node that is down is retried every second; report it once a
 	// minute, not at every attempt (nats-server's default).
 	opts.ReconnectErrorReports = routeErrorReports
+	// Every write is on disk before a majority acknowledges it, as
+	// examples/deploy's servers do: with JetStream's default (fsync every
+	// two minutes) two nodes losing power together could forget a granted
+	// lock. cronlock writes a few small messages per run.
+	opts.SyncAlways = true
 	opts.Routes = server.RoutesFromStr(strings.Join(c.Routes, ","))
 	if len(opts.Routes) != len(c.Routes) {
 		return fmt.Errorf("nats.embedded.cluster.routes %q: not all are URLs", c.Routes)
