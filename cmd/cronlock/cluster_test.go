@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -168,6 +169,13 @@ func TestThreeEmbeddedNodes(t *testing.T) {
 	t.Logf("n1 restarted: scheduler running after %v, ran a tick %v after its restart",
 		rejoined.Sub(restarted).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
 
+	// An operator command on a node reaches the cluster through the node's
+	// client port and sees the three replicas.
+	waitFor(t, 10*time.Second, "`cronlock replicas` on n2 lists n1, n2 and n3", func() bool {
+		r := cronlock(t, nil, "replicas", "--json", "-c", nodes[1].config)
+		return r.code == 0 && strings.Contains(r.stdout, `"id": "n1"`) &&
+			strings.Contains(r.stdout, `"id": "n2"`) && strings.Contains(r.stdout, `"id": "n3"`)
+	})
 	checkOncePerTick(t, out, nodes[1].client)
 
 	// Stopped together, as a host shutting down would: one after the other,
@@ -263,5 +271,22 @@ func TestThreeVMsExample(t *testing.T) {
 		if !reflect.DeepEqual(same, first) {
 			t.Errorf("%s differs from %s in more than server_name, cluster.listen and routes", cfg.Path, cfgs[0].Path)
 		}
+	}
+}
+
+// TestClusterOperatorWithoutNode: an operator command of a cluster node
+// whose `cronlock run` is not running says so and exits non-zero, instead
+// of starting a node of its own on the store.
+func TestClusterOperatorWithoutNode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ports := []int{reservePort(t), reservePort(t), reservePort(t)}
+	cfg := writeFile(t, dir, "n1.yaml", clusterConfig(dir, filepath.Join(dir, "runs"), 0, ports, ports))
+	r := cronlock(t, nil, "status", "-c", cfg)
+	if r.code == 0 || !strings.Contains(r.stderr, "no `cronlock run` answers at nats.embedded.listen") {
+		t.Errorf("status without the node running: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store1")); !os.IsNotExist(err) {
+		t.Errorf("the operator command created the store: %v", err)
 	}
 }
