@@ -187,7 +187,10 @@ func (d *Daemon) connect(ctx context.Context) error {
 		}
 		d.conn.Store(c)
 	}
-	return c.WaitConnected(ctx)
+	if err := c.WaitConnected(ctx); err != nil {
+		return err
+	}
+	return d.waitCluster(ctx, c)
 }
 
 // openBuckets calls openScheduler, retrying with backoff for as long as
@@ -202,6 +205,10 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 		err := d.openScheduler(actx)
 		cancel()
 		if err == nil {
+			d.mu.Lock()
+			cfg := d.cfg
+			d.mu.Unlock()
+			warnReplicas(ctx, d.conn.Load().JS, cfg, d.log)
 			return nil
 		}
 		if !transient(err) || ctx.Err() != nil {

@@ -13,14 +13,15 @@ import (
 // productionHint is logged once when the daemon starts its embedded server.
 const productionHint = "embedded single-node NATS server: fine to try cronlock out, not for production " +
 	"(one host, no replication: locks and history live and die with this process's store). " +
-	"For production set nats.url to a 3-node JetStream cluster and lock.replicas to 3; see the README's production section"
+	"For production run three cronlock processes with nats.embedded.cluster, or set nats.url to a 3-node JetStream cluster " +
+	"and lock.replicas to 3; see the README's production section"
 
 // dialEmbedded starts the daemon's embedded server (locking its store) and
 // connects to it in-process. Its errors (the store in use, a port taken)
 // are final: retrying would not help. The daemon reaches nats.url with
 // dialRetrying instead.
 func dialEmbedded(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
-	e, err := startEmbedded(cfg.Embedded.StoreDir, cfg.Embedded.Listen, log)
+	e, err := startEmbedded(cfg.Embedded, log)
 	if errors.Is(err, ErrStoreInUse) {
 		return nil, fmt.Errorf("%w: another `cronlock run` uses this store; give this one its own store_dir, "+
 			"or set nats.embedded.listen on the first and nats.url here to share its server", err)
@@ -28,11 +29,7 @@ func dialEmbedded(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := log.Warn().Str("store_dir", cfg.Embedded.StoreDir)
-	if u := e.ClientURL(); u != "" {
-		ev = ev.Str("listen", u)
-	}
-	ev.Msg(productionHint)
+	logEmbedded(log, cfg.Embedded, e)
 	c, err := dialInProcess(cfg, e, log)
 	if err != nil {
 		e.shutdown()
@@ -62,7 +59,10 @@ func dialOperator(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 		listenErr = err
 		log.Debug().Err(err).Msg("no embedded server answers at nats.embedded.listen; opening the store")
 	}
-	e, err := startEmbedded(cfg.Embedded.StoreDir, "", log)
+	if cfg.Embedded.Cluster.InUse() {
+		return nil, clusterOperatorError(listen, listenErr)
+	}
+	e, err := startEmbedded(config.Embedded{StoreDir: cfg.Embedded.StoreDir, ServerName: cfg.Embedded.ServerName}, log)
 	switch {
 	case errors.Is(err, ErrStoreInUse) && listenErr != nil:
 		return nil, fmt.Errorf("%w, and its server does not answer at nats.embedded.listen %q: %w", err, listen, listenErr)

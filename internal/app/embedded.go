@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/internal/config"
 )
 
 // embeddedReady bounds the embedded server's start, JetStream recovery of a
@@ -22,11 +24,13 @@ type embeddedServer struct {
 	store *storeLock
 }
 
-// startEmbedded locks storeDir and starts nats-server on it. With listen
-// empty the server opens no port and is reachable only in-process; else it
-// accepts clients on listen (host:port). The store lock is held until
-// shutdown.
-func startEmbedded(storeDir, listen string, log zerolog.Logger) (*embeddedServer, error) {
+// startEmbedded locks e.StoreDir and starts nats-server on it, named as
+// serverName says. With e.Listen empty the server opens no client port and
+// is reachable only in-process; else it accepts clients on e.Listen
+// (host:port). With e.Cluster in use it is a node of that cluster. The
+// store lock is held until shutdown.
+func startEmbedded(e config.Embedded, log zerolog.Logger) (*embeddedServer, error) {
+	storeDir, listen := e.StoreDir, e.Listen
 	if storeDir == "" {
 		return nil, errors.New("nats.embedded.store_dir: must not be empty for the embedded server")
 	}
@@ -35,11 +39,17 @@ func startEmbedded(storeDir, listen string, log zerolog.Logger) (*embeddedServer
 		return nil, err
 	}
 	opts := &server.Options{
-		ServerName: "cronlock-embedded",
+		ServerName: serverName(e),
 		JetStream:  true,
 		StoreDir:   storeDir,
 		NoSigs:     true, // cronlock handles its own signals
 		DontListen: listen == "",
+	}
+	if e.Cluster.InUse() {
+		if err := configureCluster(opts, e.Cluster); err != nil {
+			store.release()
+			return nil, err
+		}
 	}
 	if listen != "" {
 		host, port, err := net.SplitHostPort(listen)

@@ -131,6 +131,37 @@ type Embedded struct {
 	// clients, so that other replicas on this host can share it. Empty (the
 	// default) means in-process connections only.
 	Listen string `yaml:"listen"`
+	// ServerName is the embedded server's NATS server name, unique in a
+	// cluster: JetStream tells the nodes apart by it, so it must stay the
+	// same across restarts of a node. Letters, digits, '_', '-' and '.'.
+	// Empty (the default): "cronlock-embedded" without Cluster, else
+	// "<host name>-<port of cluster.listen>", which is unique for nodes on
+	// different hosts and for nodes on one host alike.
+	ServerName string `yaml:"server_name"`
+	// Cluster makes the embedded server one node of a JetStream cluster of
+	// cronlock processes. The zero value (the default) is a single node.
+	Cluster Cluster `yaml:"cluster"`
+}
+
+// Cluster configures the embedded server as a node of a NATS cluster formed
+// with NATS's own routes and JetStream clustering (RAFT): every cronlock
+// process runs one node, and the buckets are replicated across them. It is
+// in use when Listen or Routes is set; then Listen and at least two Routes
+// are required (a JetStream cluster survives the loss of one node from
+// three), and nats.url must be empty.
+type Cluster struct {
+	// Name is the cluster's name, the same on every node. Letters, digits,
+	// '_', '-' and '.'. Default DefaultClusterName ("cronlock") when the
+	// cluster is in use.
+	Name string `yaml:"name"`
+	// Listen is the host:port on which this node accepts routes from the
+	// other nodes, e.g. "0.0.0.0:6222"; a fixed port (not 0). Default "".
+	Listen string `yaml:"listen"`
+	// Routes are the route URLs of the other nodes (their Listen), e.g.
+	// "nats://10.0.0.2:6222"; scheme nats or nats-route. Listing this node
+	// too does no harm (NATS ignores a route to itself) but counts as a
+	// node for Lock.Replicas' default. Nil when absent.
+	Routes []string `yaml:"routes"`
 }
 
 // TLS holds client TLS settings for NATS. CertFile and KeyFile are both set
@@ -161,7 +192,10 @@ type Lock struct {
 	// AcquireTimeout is how long a replica keeps trying to take the lock
 	// for one tick. Default 500ms; > 0.
 	AcquireTimeout Duration `yaml:"acquire_timeout"`
-	// Replicas is the KV bucket replication factor, 1..5. Default 1.
+	// Replicas is the KV bucket replication factor, 1..5, of the buckets
+	// cronlock creates (lock, history, replicas). Default 1; with
+	// nats.embedded.cluster of 3 or more nodes, 3 (ClusterReplicas). With
+	// the embedded server it cannot exceed the number of nodes.
 	Replicas int `yaml:"replicas"`
 	// Owner identifies this replica in the lock. Empty (the default) means
 	// the library default (host:pid).

@@ -44,10 +44,7 @@ var listIndex = regexp.MustCompile(`\[\d+\]`)
 
 func TestExampleDocumentsEveryKey(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(examplePath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := exampleWithCluster(t)
 	d := newDecoder(examplePath, data)
 	if d.decode() == nil || len(d.errs) > 0 {
 		t.Fatalf("decode: %v", d.err())

@@ -71,6 +71,7 @@ func (d *decoder) check(bad bool, path string, also []string, format string, arg
 func (d *decoder) validate(c *Config) {
 	d.validateNATS(&c.NATS)
 	d.validateLock(&c.Lock)
+	d.validateCluster(c)
 
 	h := &c.History
 	d.checkBucket("history.bucket", h.Bucket)

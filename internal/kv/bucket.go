@@ -68,7 +68,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bucket, err
 		return nil, fmt.Errorf("open bucket %q: %w", cfg.Name, err)
 	}
 	var stream jetstream.Stream
-	err = jsapi.Call(ctx, func(ctx context.Context) (err error) {
+	err = placed(ctx, func(ctx context.Context) (err error) {
 		stream, err = js.Stream(ctx, "KV_"+cfg.Name)
 		return err
 	})
@@ -109,9 +109,31 @@ func openOrCreate(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 		return err
 	})
 	if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently, or our create's reply was lost
-		err = jsapi.Call(ctx, lookup)
+		err = placed(ctx, lookup)
 	}
 	return kv, err
+}
+
+// placedPause is the pause between lookups of a bucket being placed.
+const placedPause = 100 * time.Millisecond
+
+// placed is jsapi.Call for the lookup of a bucket known to exist: in a
+// cluster, the peer answering can report its stream not found for a moment
+// after it was created (by this replica or another, at the same start).
+// Such answers are retried until ctx ends, which is then the error, so
+// that the caller sees a cluster that did not answer, not a missing bucket.
+func placed(ctx context.Context, fn func(context.Context) error) error {
+	for {
+		err := jsapi.Call(ctx, fn)
+		if !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: the bucket exists but its stream is not found yet (%v)", ctx.Err(), err)
+		case <-time.After(placedPause):
+		}
+	}
 }
 
 func (b *Bucket) checkTTL() error {
@@ -123,6 +145,39 @@ func (b *Bucket) checkTTL() error {
 		return fmt.Errorf("bucket %q has no LimitMarkerTTL: expiries would not be announced to watchers; recreate it with --marker-ttl", b.name)
 	case cfg.MaxMsgsPerSubject != 1:
 		return fmt.Errorf("bucket %q keeps history %d: it needs history 1 (with more, the server raises key TTLs to the marker TTL)", b.name, cfg.MaxMsgsPerSubject)
+	}
+	return nil
+}
+
+// FewerReplicasError is CheckReplicas' answer for a bucket that keeps
+// fewer copies than asked for: Open never changes an existing bucket, so
+// a replication factor raised after its creation does not apply by itself.
+type FewerReplicasError struct {
+	Bucket     string
+	Have, Want int
+}
+
+func (e *FewerReplicasError) Error() string {
+	return fmt.Sprintf("bucket %q has %d replica(s), fewer than the %d asked for", e.Bucket, e.Have, e.Want)
+}
+
+// CheckReplicas returns a *FewerReplicasError when the bucket name exists
+// with fewer than want replicas, nil when it has as many or more, and the
+// lookup's error otherwise (ErrBucketNotFound for a missing bucket).
+func CheckReplicas(ctx context.Context, js jetstream.JetStream, name string, want int) error {
+	var stream jetstream.Stream
+	err := jsapi.Call(ctx, func(ctx context.Context) (err error) {
+		stream, err = js.Stream(ctx, "KV_"+name)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("bucket %q: %w", name, jetstream.ErrBucketNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("bucket %q: %w", name, err)
+	}
+	if have := stream.CachedInfo().Config.Replicas; have < want {
+		return &FewerReplicasError{Bucket: name, Have: max(have, 1), Want: want}
 	}
 	return nil
 }
