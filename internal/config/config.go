@@ -329,7 +329,8 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes and validates data, the contents of the file filename
-// (used only in error messages and as Config.Path).
+// (used in error messages, as Config.Path, and to resolve relative paths:
+// see resolvePaths).
 //
 // On success the returned Config is fully validated and has at least one job.
 // On failure it returns a nil Config and an error joining (errors.Join) one
@@ -344,5 +345,6 @@ func Parse(filename string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	cfg.Path = filename
+	cfg.resolvePaths(configDir(filename))
 	return cfg, nil
 }
