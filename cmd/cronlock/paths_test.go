@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cronlock/cronlock/internal/config"
 )
 
 // TestPathsRelativeToConfig: a daemon started in one directory with a
@@ -75,5 +79,33 @@ jobs:
 	}
 	if _, err := os.Stat(store); err == nil {
 		t.Errorf("an operator command created %s", store)
+	}
+}
+
+// TestRunRefusesPlaceholderAdminToken: `cronlock run` given the admin token
+// config.example.yaml once shipped, or another placeholder, does not start:
+// exit 2, the error names http.admin_token and the command that makes one.
+func TestRunRefusesPlaceholderAdminToken(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	dir := t.TempDir()
+	for _, tok := range []string{"replace-with-a-long-random-token", "CHANGE_ME", "your-admin-token-here"} {
+		cfg := writeFile(t, dir, "cronlock.yaml", `
+http: {listen: "127.0.0.1:0", admin_token: "`+tok+`"}
+jobs:
+  - {name: hello, schedule: "@daily", shell: echo hello}
+`)
+		cmd := exec.Command(bin, "run", "-c", cfg)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "http.admin_token") ||
+			!strings.Contains(string(out), config.AdminTokenCommand) || strings.Contains(string(out), tok) {
+			t.Errorf("run with admin_token %q: %v\n%s\nwant exit 2 naming http.admin_token and %q, not the token",
+				tok, err, out, config.AdminTokenCommand)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".cronlock")); err == nil {
+		t.Error("a refused daemon created its store")
 	}
 }
