@@ -7,7 +7,7 @@
 //	cronlock validate [-c FILE] [--from TIME]                check the file, print each job's next three runs
 //	cronlock next     [-c FILE] [-n N] [--from TIME] [JOB]   next N (default 5) run times
 //	cronlock locks    [-c FILE] [--json]                     who holds which lock
-//	cronlock status   [-c FILE] [-n N] [-v] [--json]         each job's last N (default 5) runs, with output
+//	cronlock status   [-c FILE] [-n N] [-v] [--json] [JOB...]  each job's (or each JOB's) last N (default 5) runs, with output
 //	cronlock trigger  [-c FILE] [--timeout D] [--no-wait | --local] JOB
 //	                                                         have a replica run one job once now, under its lock
 //	cronlock unlock   [-c FILE] --force JOB                  force-release a job's lock
@@ -27,7 +27,7 @@
 //
 // Exit codes: 0 ok; 1 runtime failure (NATS unreachable, a failed or
 // not-acquired trigger, a lock that is not held); 2 bad usage (including a
-// JOB the configuration does not define, for trigger, suspend and resume) or a bad
+// JOB the configuration does not define, for status, trigger, suspend and resume) or a bad
 // configuration file, whose errors are printed one a line as
 // FILE:LINE: FIELD: MESSAGE, or a crontab with lines `import crontab` could
 // not convert, printed as CRONTAB:LINE: REASON (hint: ...) after the
@@ -66,7 +66,11 @@
 // there; else they start an embedded server of their own on store_dir. The
 // last works only while no `cronlock run` uses that store: cronlock locks the
 // store directory, and the command fails with a message suggesting
-// nats.embedded.listen. next reads which jobs are suspended from nats.url or
+// nats.embedded.listen. Where store_dir holds no store (no `cronlock run`
+// used it yet, or the configuration is not the daemon's), they fail (exit
+// 1) naming the absolute path they looked at, and create nothing. Relative
+// paths in the file are relative to the file's folder, so the commands find
+// the daemon's store from any working directory. next reads which jobs are suspended from nats.url or
 // nats.embedded.listen only, never starting a server; when NATS does not
 // answer it warns and prints the times anyway.
 //

@@ -11,14 +11,15 @@ import (
 	"unicode"
 
 	"github.com/cronlock/cronlock/internal/app"
+	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/scheduler"
 )
 
 const statusUsage = `
-Usage: cronlock status [-c FILE] [-n N] [-v] [--json]
+Usage: cronlock status [-c FILE] [-n N] [-v] [--json] [JOB...]
 
-Shows each job's last runs, newest first, from the history shared by all
-replicas: tick (or start time of a manual run), owner, status, duration and
+Shows the last runs of each JOB (of every job of the configuration when no
+JOB is given), newest first, from the history shared by all replicas: tick (or start time of a manual run), owner, status, duration and
 error, and under each failed run the tail of its output (under every run
 with -v). Statuses: running, succeeded, failed, timeout, lost (the lease was
 lost), cancelled (shutdown), interrupted (rerun follows), abandoned (the
@@ -27,7 +28,9 @@ overlap, no_replica, outage or suspended, and how many ticks). A suspended
 job (cronlock suspend, or suspended: true in the configuration) is marked
 "(suspended)".
 
-Flags:
+A JOB the configuration does not define is a usage error (exit 2).
+
+Flags (before JOB):
   -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)
   -n N                runs per job (default 5; 0: all kept, see history.size)
   -v                  show the output of every run, not only of failed ones
@@ -90,18 +93,26 @@ func (c *cli) status(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "JSON output")
 	n := fs.Int("n", 5, "runs per job")
 	verbose := fs.Bool("v", false, "show the output of every run")
-	if err := fs.parse(args, 0); err != nil {
+	if err := fs.parse(args, -1); err != nil {
 		return err
 	}
 	if *n < 0 {
 		return usagef("-n %d: must not be negative", *n)
 	}
-	ctx, cl, done, err := c.query(ctx, fs)
+	cfg, err := fs.load()
+	if err != nil {
+		return err
+	}
+	names, err := jobArgs(cfg, fs.Args())
+	if err != nil {
+		return err
+	}
+	ctx, cl, done, err := c.queryConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer done()
-	hist, err := cl.History(ctx, *n)
+	hist, err := cl.History(ctx, *n, names...)
 	if err != nil {
 		return err
 	}
@@ -109,6 +120,21 @@ func (c *cli) status(ctx context.Context, args []string) error {
 		return writeJSON(c, toStatusJSON(hist))
 	}
 	return writeStatus(c.stdout, hist, *verbose)
+}
+
+// jobArgs checks the JOB arguments of status before it connects: each is
+// a job of the configuration (else a usage error, exit 2, naming it), and
+// none is a flag written after a JOB.
+func jobArgs(cfg *config.Config, args []string) ([]string, error) {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return nil, usagef("flag %s after an argument: flags come first", a)
+		}
+		if _, err := jobNamed(cfg, a); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
 }
 
 func toStatusJSON(hist []app.JobHistory) []statusJSON {

@@ -75,16 +75,22 @@ func (h JobHistory) IsSuspended() bool {
 	return h.Suspended != nil || h.ConfigSuspended
 }
 
-// History returns up to n recent runs (all kept ones if n <= 0) of every job
-// of the configuration, in file order, from the shared history bucket, each
-// finished run with the output tail kept for it.
-func (c *Client) History(ctx context.Context, n int) ([]JobHistory, error) {
+// History returns up to n recent runs (all kept ones if n <= 0) of the jobs
+// called names, in that order, or of every job of the configuration, in
+// file order, when names is empty; from the shared history bucket, each
+// finished run with the output tail kept for it. A name the configuration
+// does not define is an error matching ErrNoJob.
+func (c *Client) History(ctx context.Context, n int, names ...string) ([]JobHistory, error) {
+	jobs, err := c.jobsNamed(names)
+	if err != nil {
+		return nil, err
+	}
 	h, err := c.history(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]JobHistory, 0, len(c.cfg.Jobs))
-	for _, cj := range c.cfg.Jobs {
+	out := make([]JobHistory, 0, len(jobs))
+	for _, cj := range jobs {
 		st, err := h.State(ctx, cj.Name)
 		if err != nil {
 			return nil, err
@@ -99,6 +105,27 @@ func (c *Client) History(ctx context.Context, n int) ([]JobHistory, error) {
 		out = append(out, JobHistory{Job: cj, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj)})
 	}
 	return out, nil
+}
+
+// jobsNamed is the jobs called names, in that order and each once, or
+// every job of the configuration when names is empty.
+func (c *Client) jobsNamed(names []string) ([]config.Job, error) {
+	if len(names) == 0 {
+		return c.cfg.Jobs, nil
+	}
+	jobs := make([]config.Job, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for _, name := range names {
+		cj, err := FindJob(c.cfg, name)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[name] {
+			seen[name] = true
+			jobs = append(jobs, cj)
+		}
+	}
+	return jobs, nil
 }
 
 // withOutput fills in the output of the runs that had a process and ended;

@@ -19,17 +19,30 @@ import (
 	"github.com/cronlock/cronlock/internal/config"
 )
 
-// Reconnect backoff of the daemon's connection: exponential from
-// reconnectBase to reconnectMax, with jitter, forever.
+// Reconnect backoff of the daemon's connection, before its first connect
+// and after every disconnect: exponential from reconnectBase to
+// reconnectMax, each pause drawn from its upper half (jitter), forever.
+//
+// The bound it gives: the daemon is connected again within
+// reconnectMax + reconnectDialTimeout (1.5 s) of a server being back, plus
+// the NATS handshake (INFO, TLS, CONNECT/PING, a few round trips): a pause
+// in progress then ends within reconnectMax, and a dial in progress
+// (to a host that drops packets rather than refusing them) within
+// reconnectDialTimeout, after which the next pause is under reconnectMax.
+// nats.go pauses once per round over its server pool, so with several
+// servers that all drop packets a round takes up to one dial timeout per
+// server. The cost is one dial a second at most per replica while NATS is
+// down: a refused connection or a SYN, no load.
 const (
-	reconnectBase  = 250 * time.Millisecond
-	reconnectMax   = 5 * time.Second
+	reconnectBase = 250 * time.Millisecond
+	reconnectMax  = time.Second
+	// reconnectDialTimeout bounds the TCP connect of one attempt of the
+	// daemon: far above a round trip between regions, short enough that an
+	// attempt that went to a dead host does not hold up the reconnect.
+	reconnectDialTimeout = 500 * time.Millisecond
+	// connectTimeout bounds the handshake once TCP is up (nats.Timeout),
+	// an operator command's whole connect, and the drain at Close.
 	connectTimeout = 5 * time.Second
-	// startRetryMax caps the backoff until the daemon has first connected:
-	// replicas started before NATS (Kubernetes pods before the NATS
-	// StatefulSet) then start their jobs within about a second of it coming
-	// up, at the cost of one attempt a second each while they wait.
-	startRetryMax = time.Second
 )
 
 // Conn is a NATS connection with its JetStream context and, in embedded
@@ -113,17 +126,10 @@ func dialRetrying(dialCtx context.Context, cfg config.NATS, log zerolog.Logger, 
 	}
 	warn := throttledWarn(log, "cannot connect to NATS; retrying (no job starts until connected)")
 	opts = append(opts,
-		nats.SetCustomDialer(ctxDialer{ctx: dialCtx, d: net.Dialer{Timeout: connectTimeout}}),
+		nats.SetCustomDialer(ctxDialer{ctx: dialCtx, d: net.Dialer{Timeout: reconnectDialTimeout}}),
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),
-		nats.CustomReconnectDelay(func(attempts int) time.Duration {
-			select {
-			case <-c.up:
-				return reconnectDelay(attempts, reconnectMax)
-			default:
-				return reconnectDelay(attempts, startRetryMax)
-			}
-		}),
+		nats.CustomReconnectDelay(reconnectDelay),
 		nats.ConnectHandler(markUp),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
 			failed(err)
@@ -303,13 +309,14 @@ func authOption(cfg config.NATS) (nats.Option, error) {
 	return nil, nil
 }
 
-// reconnectDelay is the pause before a reconnect round: doubling from
-// reconnectBase up to upTo, each drawn uniformly from [d/2, d) so that
-// replicas cut off together do not come back in lockstep.
-func reconnectDelay(attempts int, upTo time.Duration) time.Duration {
-	d := upTo
+// reconnectDelay is the pause before reconnect round attempts (nats.go
+// counts from 1 and pauses before the first round too): doubling from
+// reconnectBase up to reconnectMax, each drawn uniformly from [d/2, d) so
+// that replicas cut off together do not come back in lockstep.
+func reconnectDelay(attempts int) time.Duration {
+	d := reconnectMax
 	if attempts < 16 {
-		d = min(reconnectBase<<attempts, upTo)
+		d = min(reconnectBase<<attempts, reconnectMax)
 	}
 	return d/2 + rand.N(d/2)
 }

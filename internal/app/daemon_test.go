@@ -163,41 +163,48 @@ jobs: [{name: j, schedule: "@yearly", shell: "true"}]
 `, yamlQuote(filepath.Join(dir, "store"))))
 	startDaemon(t, cfg, &logBuffer{})
 	_, err := app.NewDaemon(context.Background(), cfg, io.Discard)
-	if !errors.Is(err, app.ErrStoreInUse) || !strings.Contains(err.Error(), "nats.embedded.listen") {
-		t.Fatalf("second NewDaemon = %v, want ErrStoreInUse suggesting nats.embedded.listen", err)
+	if !errors.Is(err, app.ErrStoreInUse) {
+		t.Fatalf("second NewDaemon = %v, want ErrStoreInUse", err)
+	}
+	// The advice leads with sharing the first replica's server, and warns
+	// that a store of its own would not coordinate.
+	msg := err.Error()
+	share, own := strings.Index(msg, "share the first one's server"), strings.Index(msg, "do not coordinate")
+	if share < 0 || own < share || !strings.Contains(msg, "nats.embedded.listen") || !strings.Contains(msg, "nats.url") {
+		t.Fatalf("second NewDaemon: %q\nwant first the advice to share the first one's server (nats.embedded.listen, "+
+			"nats.url), then that separate stores do not coordinate", msg)
 	}
 }
 
 // TestOperatorDial covers how operator commands reach NATS without a URL:
-// through nats.embedded.listen to a running daemon, by opening the store
-// when no daemon runs, and not at all while a daemon holds the store
-// without listening.
+// not at all before a daemon made the store (ErrNoStore, nothing created),
+// through nats.embedded.listen to a running daemon, not at all while a
+// daemon holds the store without listening, and by opening the store when
+// no daemon runs.
 func TestOperatorDial(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	store := yamlQuote(filepath.Join(dir, "store"))
+	storeDir := filepath.Join(dir, "store")
+	store := yamlQuote(storeDir)
 	jobs := "http: {listen: \"\"}\njobs: [{name: j, schedule: \"@yearly\", shell: \"true\"}]\n"
 
-	// No daemon: the command opens the store itself, and releases it.
+	// No store yet: refused, naming where it looked; nothing created.
 	alone := writeConfig(t, dir, fmt.Sprintf("nats:\n  embedded: {store_dir: %s}\n%s", store, jobs))
-	for range 2 {
-		cl, err := app.Dial(ctx, alone, newLogger(t, &logBuffer{}))
-		if err != nil {
-			t.Fatalf("Dial without a daemon: %v", err)
-		}
-		if _, err := cl.Locks(ctx); err != nil {
-			t.Errorf("Locks: %v", err)
-		}
-		cl.Close()
+	_, err := app.Dial(ctx, alone, newLogger(t, &logBuffer{}))
+	if !errors.Is(err, app.ErrNoStore) || !strings.Contains(err.Error(), storeDir) {
+		t.Fatalf("Dial before any daemon = %v, want ErrNoStore naming %s", err, storeDir)
+	}
+	if _, err := os.Stat(storeDir); err == nil {
+		t.Fatalf("Dial without a store created %s", storeDir)
 	}
 
 	// A daemon listening: the command connects to it.
 	listen := freePort(t)
 	shared := writeConfig(t, dir, fmt.Sprintf("nats:\n  embedded: {store_dir: %s, listen: %q}\n%s", store, listen, jobs))
 	logs := &logBuffer{}
-	startDaemon(t, shared, logs)
+	_, stop := startDaemon(t, shared, logs)
 	cl, err := app.Dial(ctx, shared, newLogger(t, logs))
 	if err != nil {
 		t.Fatalf("Dial via nats.embedded.listen: %v", err)
@@ -211,6 +218,19 @@ func TestOperatorDial(t *testing.T) {
 	_, err = app.Dial(ctx, alone, newLogger(t, &logBuffer{}))
 	if !errors.Is(err, app.ErrStoreInUse) || !strings.Contains(err.Error(), "nats.embedded.listen") {
 		t.Fatalf("Dial with the store in use = %v, want ErrStoreInUse suggesting nats.embedded.listen", err)
+	}
+
+	// No daemon any more: the command opens the store itself, and releases it.
+	stop()
+	for range 2 {
+		cl, err := app.Dial(ctx, alone, newLogger(t, &logBuffer{}))
+		if err != nil {
+			t.Fatalf("Dial without a daemon: %v", err)
+		}
+		if _, err := cl.Locks(ctx); err != nil {
+			t.Errorf("Locks: %v", err)
+		}
+		cl.Close()
 	}
 }
 

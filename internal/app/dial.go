@@ -23,8 +23,10 @@ const productionHint = "embedded single-node NATS server: fine to try cronlock o
 func dialEmbedded(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 	e, err := startEmbedded(cfg.Embedded, log)
 	if errors.Is(err, ErrStoreInUse) {
-		return nil, fmt.Errorf("%w: another `cronlock run` uses this store; give this one its own store_dir, "+
-			"or set nats.embedded.listen on the first and nats.url here to share its server", err)
+		return nil, fmt.Errorf("%w. To run a second replica, share the "+
+			"first one's server: set nats.embedded.listen on the first (e.g. \"127.0.0.1:4222\") and "+
+			"nats.url here to it (\"nats://127.0.0.1:4222\"). A store_dir of its own would not help: "+
+			"replicas on separate stores do not coordinate, and each would run every tick", err)
 	}
 	if err != nil {
 		return nil, err
@@ -42,7 +44,7 @@ func dialEmbedded(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 // unlock): to nats.url if set; else to the embedded server of a daemon on
 // this host at nats.embedded.listen, if something answers there; else to an
 // embedded server of its own on store_dir, which only works while no daemon
-// holds that store.
+// holds that store, and only if a daemon made one there (ErrNoStore).
 func dialOperator(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 	if cfg.URL != "" {
 		return dialURL(cfg, log)
@@ -61,6 +63,9 @@ func dialOperator(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 	}
 	if cfg.Embedded.Cluster.InUse() {
 		return nil, clusterOperatorError(listen, listenErr)
+	}
+	if err := checkStore(cfg.Embedded.StoreDir); err != nil {
+		return nil, err
 	}
 	e, err := startEmbedded(config.Embedded{StoreDir: cfg.Embedded.StoreDir, ServerName: cfg.Embedded.ServerName}, log)
 	switch {

@@ -27,11 +27,16 @@ func TestRedactURLs(t *testing.T) {
 	}
 }
 
+// TestReconnectDelay: the pauses double up to reconnectMax, jittered; the
+// cap and the dial timeout keep a reconnect within 2 s of NATS being back.
 func TestReconnectDelay(t *testing.T) {
 	t.Parallel()
-	for attempts, want := range map[int]time.Duration{0: reconnectBase, 3: 8 * reconnectBase, 10: reconnectMax, 1000: reconnectMax} {
+	if worst := reconnectMax + reconnectDialTimeout; worst >= 2*time.Second {
+		t.Errorf("worst-case reconnect %v (reconnectMax + reconnectDialTimeout), want under 2s", worst)
+	}
+	for attempts, want := range map[int]time.Duration{0: reconnectBase, 1: 2 * reconnectBase, 2: reconnectMax, 10: reconnectMax, 1000: reconnectMax} {
 		for range 20 {
-			d := reconnectDelay(attempts, reconnectMax)
+			d := reconnectDelay(attempts)
 			if d < want/2 || d >= want {
 				t.Fatalf("reconnectDelay(%d) = %v, want in [%v, %v)", attempts, d, want/2, want)
 			}

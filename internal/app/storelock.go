@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // ErrStoreInUse is returned when the embedded server's store directory is
@@ -14,6 +16,36 @@ import (
 // two servers on one store would corrupt it, so cronlock locks the directory
 // itself.
 var ErrStoreInUse = errors.New("store directory is in use by another cronlock process")
+
+// ErrNoStore is returned to an operator command in embedded mode when
+// nats.embedded.store_dir holds no store: no `cronlock run` of this
+// configuration has run on this host, or it keeps its store elsewhere. The
+// command does not create one: an empty store would report every job as
+// never run.
+var ErrNoStore = errors.New("no cronlock store")
+
+// checkStore returns an error matching ErrNoStore, naming the absolute
+// path looked at, unless dir holds the JetStream store a daemon's embedded
+// server made there.
+func checkStore(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	js := filepath.Join(abs, server.JetStreamStoreDir)
+	fi, err := os.Stat(js)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil || errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("nats.embedded.store_dir: %w at %s (looked for %s): no `cronlock run` with this "+
+			"configuration has used it on this host; run the command where the daemon runs, with its "+
+			"configuration file (relative paths are relative to the file's folder), or set nats.url to its server",
+			ErrNoStore, abs, js)
+	default:
+		return fmt.Errorf("nats.embedded.store_dir: %w", err)
+	}
+}
 
 // storeLockFile is the file, inside nats.embedded.store_dir, on which the
 // process running the embedded server holds an exclusive lock. It contains

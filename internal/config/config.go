@@ -125,7 +125,8 @@ type JetStream struct {
 // Embedded configures the embedded NATS server.
 type Embedded struct {
 	// StoreDir is the JetStream storage directory. Default ".cronlock/nats";
-	// must not be empty when the embedded server is used.
+	// must not be empty when the embedded server is used. Relative to the
+	// file's folder, like every path key (see resolvePaths).
 	StoreDir string `yaml:"store_dir"`
 	// Listen is a host:port on which the embedded server also accepts
 	// clients, so that other replicas on this host can share it. Empty (the
@@ -262,7 +263,8 @@ type Job struct {
 	// Env holds extra environment variables; names are non-empty and
 	// contain no '=' or NUL. Nil when absent.
 	Env map[string]string `yaml:"env"`
-	// Dir is the working directory; empty means cronlock's own.
+	// Dir is the working directory, relative to the file's folder; empty
+	// means cronlock's own.
 	Dir string `yaml:"dir"`
 	// Timeout bounds one attempt; 0 (the default) means no timeout. >= 0.
 	Timeout Duration `yaml:"timeout"`
@@ -363,7 +365,8 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes and validates data, the contents of the file filename
-// (used only in error messages and as Config.Path).
+// (used in error messages, as Config.Path, and to resolve relative paths:
+// see resolvePaths).
 //
 // On success the returned Config is fully validated and has at least one job.
 // On failure it returns a nil Config and an error joining (errors.Join) one
@@ -378,5 +381,6 @@ func Parse(filename string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	cfg.Path = filename
+	cfg.resolvePaths(configDir(filename))
 	return cfg, nil
 }

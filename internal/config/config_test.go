@@ -219,7 +219,8 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Config{
-		NATS: NATS{Name: "cronlock", Embedded: Embedded{StoreDir: ".cronlock/nats"}},
+		// The default store_dir, relative to the file's folder.
+		NATS: NATS{Name: "cronlock", Embedded: Embedded{StoreDir: filepath.Join(configDir("min.yaml"), ".cronlock/nats")}},
 		Lock: Lock{
 			Bucket: "locks", Lease: Duration(20 * time.Second), Renew: Duration(10 * time.Second),
 			RetryBase: Duration(50 * time.Millisecond), RetryMax: Duration(500 * time.Millisecond),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -67,6 +68,10 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 	}
 	for _, k := range keys {
 		l, ok := written[k]
+		if k == commentedOutKey {
+			checkCommentedOut(t, string(data), ok)
+			continue
+		}
 		if !ok {
 			t.Errorf("%s: key not set in %s", k, examplePath)
 			continue
@@ -75,6 +80,24 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 		if !strings.Contains(lines[l-1], " #") && !strings.HasPrefix(strings.TrimSpace(lines[l-2]), "#") {
 			t.Errorf("%s:%d: key %s has no comment", examplePath, l, k)
 		}
+	}
+}
+
+// commentedOutKey is the one key the example documents commented out: a
+// usable admin token must not ship in a file people copy.
+const commentedOutKey = "http.admin_token"
+
+// checkCommentedOut: http.admin_token is not set in the example, but shown
+// commented out below the command that makes a token.
+func checkCommentedOut(t *testing.T, example string, set bool) {
+	t.Helper()
+	if set {
+		t.Errorf("%s: %s is set; it must stay commented out (a token in the example is a known token)", examplePath, commentedOutKey)
+	}
+	cmd := strings.Index(example, "#   "+AdminTokenCommand+"\n")
+	key := strings.Index(example, "\n  # admin_token: ")
+	if cmd < 0 || key < cmd {
+		t.Errorf("%s: want %q in a comment, then the key commented out (\"  # admin_token: ...\")", examplePath, AdminTokenCommand)
 	}
 }
 
@@ -91,14 +114,14 @@ func TestExampleDecodes(t *testing.T) {
 	grace := Duration(10 * time.Second)
 	appendJSONL := []string{"sh", "-c", "cat >> notifications.jsonl; echo >> notifications.jsonl"}
 	want := &Config{
-		NATS: NATS{Name: "cronlock", Embedded: Embedded{StoreDir: ".cronlock/nats"}},
+		NATS: NATS{Name: "cronlock", Embedded: Embedded{StoreDir: filepath.Join(configDir(examplePath), ".cronlock/nats")}},
 		Lock: Lock{
 			Bucket: "locks", Lease: Duration(20 * time.Second), Renew: Duration(10 * time.Second),
 			RetryBase: Duration(50 * time.Millisecond), RetryMax: Duration(500 * time.Millisecond),
 			AcquireTimeout: Duration(500 * time.Millisecond), Replicas: 1,
 		},
 		History:       History{Bucket: "cronlock_history", Size: 20, OutputTail: 4096},
-		HTTP:          HTTP{Listen: "127.0.0.1:8736", AdminToken: "replace-with-a-long-random-token"},
+		HTTP:          HTTP{Listen: "127.0.0.1:8736"},
 		Log:           Log{Level: "info", Format: "json"},
 		ShutdownGrace: Duration(30 * time.Second),
 		ConfigWatch:   true,

@@ -317,9 +317,54 @@ func (d *decoder) validateAdminToken(h HTTP) {
 	case !visible:
 		d.check(true, path, nil, "must be visible ASCII characters without spaces (it is sent in an HTTP header)")
 	case len(tok) < MinAdminTokenLength:
-		d.check(true, path, nil, "too short: use at least %d characters (e.g. `openssl rand -hex 24`)",
-			MinAdminTokenLength)
+		d.check(true, path, nil, "too short: use at least %d characters (make one with `%s`)",
+			MinAdminTokenLength, AdminTokenCommand)
+	case placeholderToken(tok):
+		d.check(true, path, nil, "is a placeholder, not a secret: anyone who read the example could use it; "+
+			"make a token with `%s`, or leave the key out for a read-only status page", AdminTokenCommand)
 	case h.Listen == "":
 		d.check(true, path, []string{"http.listen"}, "has no effect: http.listen is empty, so there is no HTTP server")
 	}
+}
+
+// AdminTokenCommand makes a good http.admin_token; the errors about a weak
+// one and config.example.yaml name it.
+const AdminTokenCommand = "openssl rand -hex 32"
+
+// placeholderWords are what example and template tokens are made of; a
+// random token (hex, base64) does not spell them. Compared with the token
+// lowercased and cut down to its letters and digits.
+var placeholderWords = []string{
+	"replacewith", "replaceme", "changeme", "changethis", "yourtoken", "youradmin", "yoursecret",
+	"putyour", "insertyour", "placeholder", "example", "notasecret", "password", "fixme", "xxxxxx",
+}
+
+// minTokenSymbols: a token of fewer distinct characters is a pattern
+// ("0000000000000000", "abababab..."), not a random string: 16 random hex
+// characters have fewer than 5 distinct ones about once in 2.5 million.
+const minTokenSymbols = 5
+
+// placeholderToken reports whether tok is an example value rather than a
+// secret: the value config.example.yaml once shipped, one spelling a
+// placeholder word (changeme, CHANGE_ME, your-token-here, secret-token,
+// ...), or a pattern of few distinct characters.
+func placeholderToken(tok string) bool {
+	var b strings.Builder
+	symbols := map[rune]bool{}
+	for _, r := range strings.ToLower(tok) {
+		symbols[r] = true
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	if len(symbols) < minTokenSymbols {
+		return true
+	}
+	norm := b.String()
+	for _, w := range placeholderWords {
+		if strings.Contains(norm, w) {
+			return true
+		}
+	}
+	return strings.Trim(norm, "secrtoknadmi") == "" // only "secret", "token", "admin" repeated or mixed
 }

@@ -1,0 +1,46 @@
+package config
+
+import (
+	"path/filepath"
+)
+
+// Relative paths in the file are relative to the file's folder, not to the
+// working directory of whoever reads it: `cronlock status -c
+// /etc/cronlock/cronlock.yaml` run from a home directory finds the same
+// store, credentials and certificates as the daemon started by systemd in
+// /var/lib/cronlock. These are the keys that name files or folders.
+
+// resolvePaths makes every relative path key of c absolute against dir, the
+// folder of the configuration file (itself absolute): nats.embedded.store_dir
+// (its default included), nats.creds_file, nats.nkey_file, nats.tls.ca_file,
+// cert_file and key_file, and each job's dir. Empty values stay empty: they
+// mean "not set" (a job's dir: cronlock's working directory).
+func (c *Config) resolvePaths(dir string) {
+	n := &c.NATS
+	for _, p := range []*string{
+		&n.Embedded.StoreDir, &n.CredsFile, &n.NKeyFile, &n.TLS.CAFile, &n.TLS.CertFile, &n.TLS.KeyFile,
+	} {
+		*p = resolvePath(dir, *p)
+	}
+	for i := range c.Jobs {
+		c.Jobs[i].Dir = resolvePath(dir, c.Jobs[i].Dir)
+	}
+}
+
+// resolvePath is p joined to dir when p is relative and not empty, else p.
+func resolvePath(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// configDir is the absolute folder of the configuration file filename.
+// When the working directory cannot be told (it was removed), it is the
+// folder as written, still relative.
+func configDir(filename string) string {
+	if abs, err := filepath.Abs(filename); err == nil {
+		return filepath.Dir(abs)
+	}
+	return filepath.Dir(filename)
+}
