@@ -290,3 +290,46 @@ func TestClusterOperatorWithoutNode(t *testing.T) {
 		t.Errorf("the operator command created the store: %v", err)
 	}
 }
+
+// oneHost is the README's three processes on one host.
+const oneHost = "../../examples/one-host"
+
+// The one-host example's three files are valid, and each node's routes are
+// the two others' cluster.listen, with distinct ports and stores.
+func TestOneHostExample(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join(oneHost, "node*.yaml"))
+	if err != nil || len(files) != 3 {
+		t.Fatalf("%s: %d node files (%v), want three", oneHost, len(files), err)
+	}
+	listens := map[string]string{}
+	var cfgs []*config.Config
+	for _, f := range files {
+		if r := cronlock(t, nil, "validate", "-c", f); r.code != 0 {
+			t.Fatalf("cronlock validate -c %s: exit %d\n%s%s", f, r.code, r.stdout, r.stderr)
+		}
+		cfg, err := config.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgs = append(cfgs, cfg)
+		e := cfg.NATS.Embedded
+		for _, addr := range []string{e.Listen, e.Cluster.Listen, cfg.HTTP.Listen, e.StoreDir} {
+			if other, dup := listens[addr]; dup {
+				t.Errorf("%s and %s share %s", f, other, addr)
+			}
+			listens[addr] = f
+		}
+	}
+	for _, cfg := range cfgs {
+		e := cfg.NATS.Embedded
+		if cfg.Lock.Replicas != config.ClusterReplicas || e.Cluster.Nodes() != 3 {
+			t.Errorf("%s: %d nodes, lock.replicas %d; want 3 and 3", cfg.Path, e.Cluster.Nodes(), cfg.Lock.Replicas)
+		}
+		for _, r := range e.Cluster.Routes {
+			if other, ok := listens[strings.TrimPrefix(r, "nats://")]; !ok || other == cfg.Path {
+				t.Errorf("%s: route %s is not another node's cluster.listen", cfg.Path, r)
+			}
+		}
+	}
+}
