@@ -23,7 +23,7 @@ func TestStatusOfJobs(t *testing.T) {
     schedule: "@yearly"
     shell: echo gamma
 `)
-	e.run(0, "trigger", "beta")
+	e.run(0, "trigger", "--local", "beta")
 
 	text := e.run(0, "status", "gamma", "beta").stdout
 	lines := strings.Split(strings.TrimSpace(text), "\n")
