@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -50,7 +51,11 @@ func TestExampleClusterBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Embedded{StoreDir: DefaultStoreDir, ServerName: "vm1", Cluster: Cluster{
+	abs, err := filepath.Abs(filepath.Join(filepath.Dir(examplePath), DefaultStoreDir)) // relative to the file
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Embedded{StoreDir: abs, ServerName: "vm1", Cluster: Cluster{
 		Name: "cronlock", Listen: "0.0.0.0:6222", Routes: []string{"nats://10.0.0.2:6222", "nats://10.0.0.3:6222"},
 	}}
 	if !reflect.DeepEqual(cfg.NATS.Embedded, want) {
