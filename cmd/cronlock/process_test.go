@@ -44,7 +44,14 @@ type daemon struct {
 // it is stopped with SIGTERM (SIGKILL after 30 s) unless it has exited.
 func startDaemon(t *testing.T, dir, config string) *daemon {
 	t.Helper()
-	cmd := exec.Command(binary(t), "run", "-c", config)
+	return startDaemonOf(t, binary(t), dir, config)
+}
+
+// startDaemonOf is startDaemon with the cronlock binary at bin (another
+// release's, say).
+func startDaemonOf(t *testing.T, bin, dir, config string) *daemon {
+	t.Helper()
+	cmd := exec.Command(bin, "run", "-c", config)
 	cmd.Dir = dir
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
