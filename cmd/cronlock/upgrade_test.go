@@ -239,7 +239,7 @@ func (f *upgradeFleet) readsAcross() {
 	var reps []struct {
 		ID string `json:"id"`
 	}
-	decode(t, "previous replicas --json", runBinary(t, f.bin[relPrevious], "replicas", "-c", cfg, "--json"), &reps)
+	decode(t, "previous replicas --json", runBinaryOf(t, f.bin[relPrevious], "replicas", "-c", cfg, "--json"), &reps)
 	var ids []string
 	for _, r := range reps {
 		ids = append(ids, r.ID)
@@ -249,7 +249,7 @@ func (f *upgradeFleet) readsAcross() {
 		t.Errorf("the previous release lists replicas %v with %s, want r1, r2, r3", ids, f.versions())
 	}
 	var locks []map[string]any
-	decode(t, "previous locks --json", runBinary(t, f.bin[relPrevious], "locks", "-c", cfg, "--json"), &locks)
+	decode(t, "previous locks --json", runBinaryOf(t, f.bin[relPrevious], "locks", "-c", cfg, "--json"), &locks)
 	if r := cronlock(t, nil, "locks", "-c", cfg, "--json"); r.code != 0 {
 		t.Errorf("new locks --json: exit %d: %s", r.code, r.stderr)
 	}
@@ -258,9 +258,9 @@ func (f *upgradeFleet) readsAcross() {
 	}
 }
 
-// runBinary runs bin with args and returns its stdout; a non-zero exit is
+// runBinaryOf runs bin with args and returns its stdout; a non-zero exit is
 // a test error.
-func runBinary(t *testing.T, bin string, args ...string) string {
+func runBinaryOf(t *testing.T, bin string, args ...string) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
@@ -475,7 +475,7 @@ func sum(m map[string]int) int {
 func checkPreviousReads(t *testing.T, f *upgradeFleet) {
 	t.Helper()
 	cfg := f.configs["r1"]
-	old := runBinary(t, f.bin[relPrevious], "status", "-c", cfg, "--json", "-n", "0")
+	old := runBinaryOf(t, f.bin[relPrevious], "status", "-c", cfg, "--json", "-n", "0")
 	var jobs []struct {
 		Job  string            `json:"job"`
 		Runs []json.RawMessage `json:"runs"`
@@ -487,9 +487,9 @@ func checkPreviousReads(t *testing.T, f *upgradeFleet) {
 	if r := cronlock(t, nil, "status", "-c", cfg, "--json", "-n", "0"); r.code != 0 || r.stdout != old {
 		t.Errorf("status --json: the new binary (exit %d) and the previous one print different histories:\nnew:\n%s\nprevious:\n%s", r.code, r.stdout, old)
 	}
-	runBinary(t, f.bin[relPrevious], "status", "-c", cfg)
+	runBinaryOf(t, f.bin[relPrevious], "status", "-c", cfg)
 	var locks []map[string]any
-	decode(t, "previous locks --json", runBinary(t, f.bin[relPrevious], "locks", "-c", cfg, "--json"), &locks)
+	decode(t, "previous locks --json", runBinaryOf(t, f.bin[relPrevious], "locks", "-c", cfg, "--json"), &locks)
 	if len(locks) != 0 {
 		t.Errorf("locks left held after every replica stopped: %v", locks)
 	}
