@@ -19,7 +19,8 @@
 //
 // Ticks that no replica ran (all were down, or NATS was unreachable) are
 // recorded as missed by the next claim, with a reason (no_replica, outage;
-// overlap for ticks that came while the job's previous run still ran); the
+// overlap for ticks that came while a run of the job held its lock;
+// lock_held for ticks found locked by a holder that ran no live run); the
 // latest of them is run once, at start-up or as soon as NATS answers after
 // an outage, if it is at most Job.StartingDeadline old. Ticks are never run
 // in a burst. Ticks follow the NATS server's clock, estimated from the

@@ -56,7 +56,7 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 			Name: "cronlock_ticks_skipped_total", Help: "Ticks this replica did not run, by job and reason (locked, already_run, error, shutdown, suspended).",
 		}, []string{"job", "reason"}),
 		missed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_ticks_missed_total", Help: "Ticks that no replica ran, by job and reason (overlap: the job's previous run still ran; no_replica; outage; lock_held: the lock's holder did not claim them), counted by the replica that recorded them.",
+			Name: "cronlock_ticks_missed_total", Help: "Ticks that no replica ran, by job and reason (overlap: a run of the job held its lock; no_replica; outage; lock_held: the lock's holder did not claim them), counted by the replica that recorded them.",
 		}, []string{"job", "reason"}),
 		acquire: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "cronlock_lock_acquire_seconds", Help: "Time to acquire a job's lock, by result (acquired, not_acquired, error).",

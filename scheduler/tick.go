@@ -225,6 +225,8 @@ func (s *Scheduler) reportClaim(token uint64, c claimed, log zerolog.Logger) {
 			log.Info().Int("ticks", n).Str("reason", reason).Msg("ticks skipped: the job's previous run was still running")
 		case ReasonOutage:
 			log.Warn().Int("ticks", n).Str("reason", reason).Msg("ticks missed: replicas could not coordinate through NATS")
+		case ReasonLockHeld:
+			log.Warn().Int("ticks", n).Str("reason", reason).Msg("ticks missed: the job's lock was held by a holder that did not run them, until its lease ended")
 		default:
 			log.Warn().Int("ticks", n).Str("reason", reason).Msg("ticks missed: no replica was running")
 		}

@@ -94,7 +94,7 @@
 // status prints a table of runs; under each failed run (every run with -v)
 // the tail of its output, each line indented with "    | "; missed and
 // skipped entries show their reason (overlap, no_replica, outage,
-// suspended) and how many ticks they stand for. status --json prints an
+// lock_held, suspended) and how many ticks they stand for. status --json prints an
 // array of {"job","suspended","suspended_at","suspended_by","runs":[...]}
 // ("suspended" is true when the shared state or the configuration suspends
 // the job; "suspended_at" and "suspended_by" only for a suspension by

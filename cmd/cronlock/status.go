@@ -24,7 +24,7 @@ error, and under each failed run the tail of its output (under every run
 with -v). Statuses: running, succeeded, failed, timeout, lost (the lease was
 lost), cancelled (shutdown), interrupted (rerun follows), abandoned (the
 replica died mid-run), missed and skipped (ticks not run, with the reason:
-overlap, no_replica, outage or suspended, and how many ticks). A suspended
+overlap, no_replica, outage, lock_held or suspended, and how many ticks). A suspended
 job (cronlock suspend, or suspended: true in the configuration) is marked
 "(suspended)".
 

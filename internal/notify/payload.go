@@ -22,7 +22,8 @@ type Payload struct {
 	// Status is the recorded status: succeeded, failed, timeout, lost,
 	// missed, abandoned.
 	Status string `json:"status"`
-	// Reason says why ticks were missed (overlap, no_replica, outage); ""
+	// Reason says why ticks were missed (overlap, no_replica, outage,
+	// lock_held); ""
 	// for other statuses.
 	Reason   string     `json:"reason"`
 	Attempts int        `json:"attempts"`
