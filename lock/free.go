@@ -6,8 +6,16 @@ import (
 	"time"
 )
 
-// freeRetry is how often freeLater tries while NATS does not answer.
-const freeRetry = 250 * time.Millisecond
+const (
+	// freeRetry is how often freeLater tries while NATS does not answer.
+	freeRetry = 250 * time.Millisecond
+	// freeSettle is how long freeLater goes on looking after NATS first
+	// answers that no write of ours holds the key. A write that the client
+	// buffered while disconnected is sent on reconnect and may be stored
+	// just after a read that found the key free; stopping at that read
+	// left the key held until its TTL (a lease) and delayed the catch-up.
+	freeSettle = 2 * time.Second
+)
 
 // freeLater keeps trying, in the background, to free key while it holds a
 // write of lease id: after a release or an abandoned acquire that NATS did
@@ -15,8 +23,9 @@ const freeRetry = 250 * time.Millisecond
 // key stays held until the server's TTL, which after a leader election can
 // take several times the lease, and every replica's catch-up waits.
 //
-// It tries until NATS answers: freed, or nothing of ours left. It does not
-// stop at the lease's end: servers restarted after a total outage free a
+// It tries until NATS has answered for freeSettle that nothing of ours is
+// left (freeing what it finds meanwhile). It does not stop at the lease's
+// end: servers restarted after a total outage free a
 // key whose TTL ran out while they were down only some time after they
 // answer again (a 30-minute soak saw a key held 1.7 s after the cluster
 // answered, 11 s after its last renewal, because this had given up while
@@ -34,60 +43,77 @@ func (l *Locker) freeLater(key, id string) {
 		defer l.reapers.Done()
 		tick := time.NewTicker(freeRetry)
 		defer tick.Stop()
+		var clean time.Time // since when NATS answers that no write of ours holds the key
 		for {
 			select {
 			case <-l.closing:
 				return
 			case <-tick.C:
-				if l.freePending(key) {
-					return
-				}
+			}
+			n, ok := l.freePending(key)
+			switch {
+			case !ok:
+				clean = time.Time{}
+			case clean.IsZero():
+				clean = time.Now()
+			case time.Since(clean) >= freeSettle && l.endFrees(key, n):
+				return
 			}
 		}
 	}()
 }
 
 // freePending tries to free the key if it holds one of the writes
-// freeLater keeps for it, and reports whether none is left (then the key's
-// goroutine ends). One read answers for all of them: an outage leaves one
-// abandoned acquire per tick and catch-up retry, and a release among them
-// must not wait behind hundreds of reads.
-func (l *Locker) freePending(key string) bool {
+// freeLater keeps for it. It reports whether NATS answered that none holds
+// it now (freed by this call or not there), and how many ids it looked
+// for. One read answers for all of them: an outage leaves one abandoned
+// acquire per tick and catch-up retry, and a release among them must not
+// wait behind hundreds of reads.
+func (l *Locker) freePending(key string) (int, bool) {
 	l.freeMu.Lock()
 	ids := slices.Clone(l.frees[key])
 	l.freeMu.Unlock()
-	if l.freeOwn(key, ids...) != nil {
-		return false
-	}
+	freed, err := l.freeOwnReport(key, ids...)
+	return len(ids), err == nil && !freed
+}
+
+// endFrees ends freeLater's work on key, unless ids were added after the
+// first n (then it goes on, for them).
+func (l *Locker) endFrees(key string, n int) bool {
 	l.freeMu.Lock()
 	defer l.freeMu.Unlock()
-	left := l.frees[key][len(ids):] // added meanwhile
-	if len(left) == 0 {
-		delete(l.frees, key)
-		return true
+	if len(l.frees[key]) > n {
+		return false
 	}
-	l.frees[key] = slices.Clone(left)
-	return false
+	delete(l.frees, key)
+	return true
 }
 
 // freeOwn frees key if it holds a write of one of the lease ids. It
 // returns nil when it freed it or there is nothing of ours to free, and an
 // error when NATS did not answer or the key changed under it (look again).
 func (l *Locker) freeOwn(key string, ids ...string) error {
+	_, err := l.freeOwnReport(key, ids...)
+	return err
+}
+
+// freeOwnReport is freeOwn, also reporting whether it found a write of
+// ours and freed it.
+func (l *Locker) freeOwnReport(key string, ids ...string) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.opts.AcquireRetryMaxDelay)
 	defer cancel()
 	e, err := l.last(ctx, key)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if e == nil || e.free || e.recErr != nil || !slices.Contains(ids, e.rec.Lease) {
-		return nil
+		return false, nil
 	}
 	// A conflict means the read was stale or the key changed meanwhile:
 	// the caller looks again.
-	err = l.free(ctx, key, e.rev)
-	if err == nil {
-		l.log.Debug().Str("key", key).Msg("lock: freed a write of ours once NATS answered")
+	if err := l.free(ctx, key, e.rev); err != nil {
+		return false, err
 	}
-	return err
+	l.log.Debug().Str("key", key).Msg("lock: freed a write of ours once NATS answered")
+	return true, nil
 }

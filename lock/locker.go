@@ -155,14 +155,17 @@ func (l *Locker) claimWrite(ctx context.Context, key, id string, value []byte, e
 		l.heard(key, expected, keyState{}, err)
 		return 0, err
 	case <-ctx.Done():
-		l.reap(key, fut)
+		l.reap(key, id, fut)
 		return 0, ctx.Err()
 	}
 }
 
-// reap waits (bounded) for the answer to an abandoned acquiring write and
-// frees the key if the write was stored.
-func (l *Locker) reap(key string, fut jetstream.PubAckFuture) {
+// reap waits (bounded) for the answer to an abandoned acquiring write of
+// lease id and frees the key if the write was stored. When the answer is
+// lost instead (the connection dropped: nats.go fails pending
+// acknowledgements on reconnect, and the write may still be stored from
+// the client's reconnect buffer), freeLater takes over.
+func (l *Locker) reap(key, id string, fut jetstream.PubAckFuture) {
 	l.reapers.Add(1)
 	go func() {
 		defer l.reapers.Done()
@@ -175,7 +178,11 @@ func (l *Locker) reap(key string, fut jetstream.PubAckFuture) {
 			if err := l.free(ctx, key, ack.Sequence); err == nil {
 				l.log.Debug().Str("key", key).Msg("lock: freed an acquiring write that landed after its caller gave up")
 			}
-		case <-fut.Err():
+		case err := <-fut.Err():
+			var api *jetstream.APIError
+			if !errors.As(err, &api) { // not a refusal by the server: the write may be stored
+				l.freeLater(key, id)
+			}
 		case <-t.C: // no answer at all: the key's TTL frees it
 		}
 	}()
