@@ -1,7 +1,9 @@
 package natstest
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -58,4 +60,37 @@ func (r *Restartable) Start() {
 	if r.s == nil {
 		r.s = start(r.tb, r.opts.Clone())
 	}
+}
+
+// KeepPastTTL stands in for what a server restarted after a crash can keep
+// (nats-server#8505): it writes values under their keys in the KV bucket
+// without a TTL, restarts the server, waits until age has passed since the
+// writes, and fails the test unless the bucket still holds every key (a
+// test relying on them would prove nothing). It returns when the server was
+// back.
+func (r *Restartable) KeepPastTTL(tb testing.TB, bucket string, values map[string][]byte, age time.Duration) time.Time {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, js := Connect(tb, r.URL())
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	written := time.Now()
+	for k, v := range values {
+		if _, err := kv.Put(ctx, k, v); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	r.Stop()
+	r.Start()
+	back := time.Now()
+	time.Sleep(time.Until(written.Add(age)))
+	for k := range values {
+		if _, err := kv.Get(ctx, k); err != nil {
+			tb.Fatalf("natstest: the bucket no longer holds %q (%v): a test relying on it proves nothing", k, err)
+		}
+	}
+	return back
 }
