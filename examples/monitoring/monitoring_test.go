@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/cronlock/cronlock/examples/internal/extest"
 	"github.com/cronlock/cronlock/internal/app"
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/natstest"
@@ -305,7 +305,7 @@ jobs:
 	base := "http://" + d.HTTPAddr().String()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		page := get(t, base+"/metrics")
+		page := extest.Get(t, base+"/metrics")
 		if strings.Contains(page, `cronlock_last_success_timestamp_seconds{job="beat"}`) &&
 			strings.Contains(page, `cronlock_live_replicas 1`) {
 			return page
@@ -315,18 +315,4 @@ jobs:
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

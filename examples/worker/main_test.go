@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -40,7 +39,7 @@ func TestWorker(t *testing.T) {
 			t.Fatalf("no %s in /metrics:\n%s", want, metrics)
 		}
 		time.Sleep(100 * time.Millisecond)
-		metrics = get(t, "http://"+addr[1]+"/metrics")
+		metrics = extest.Get(t, "http://"+addr[1]+"/metrics")
 	}
 
 	if err := w.Stop(5 * time.Second); err != nil {
@@ -93,18 +92,4 @@ func TestBadFlag(t *testing.T) {
 	if err := run(context.Background(), []string{"-report-schedule", "61 * * * *", "-embedded", "-http", "127.0.0.1:0"}, io.Discard); err == nil {
 		t.Fatal("a bad schedule was accepted")
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

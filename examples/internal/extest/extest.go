@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -90,4 +91,19 @@ func (e *Example) Stop(timeout time.Duration) error {
 		e.tb.Fatalf("example still running %v after its context was cancelled:\n%s", timeout, e.Out.String())
 		return nil
 	}
+}
+
+// Get returns the body of GET url, failing the test on any error.
+func Get(tb testing.TB, url string) string {
+	tb.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
 }
