@@ -14,18 +14,25 @@ import (
 
 // TestPathsRelativeToConfig: a daemon started in one directory with a
 // configuration file in another keeps its embedded store (the default
-// store_dir) and runs a job's relative dir under the file's folder; an
+// store_dir), runs a job's relative dir and a notification command's under
+// the file's folder; an
 // operator command run from a third directory then reads that store and
 // shows the runs.
 func TestPathsRelativeToConfig(t *testing.T) {
 	t.Parallel()
 	conf, cwd := t.TempDir(), t.TempDir()
-	if err := os.Mkdir(filepath.Join(conf, "work"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, sub := range []string{"work", "hooks"} {
+		if err := os.Mkdir(filepath.Join(conf, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg := writeFile(t, conf, "cronlock.yaml", `
 http: {listen: ""}
 shutdown_grace: 2s
+notify:
+  - command: ["sh", "-c", "pwd >> notified"]
+    dir: hooks
+    on: [success]
 jobs:
   - name: where
     schedule: "* * * * * *"
@@ -33,9 +40,14 @@ jobs:
     shell: pwd >> ran
 `)
 	d := startDaemon(t, cwd, cfg)
-	ran := filepath.Join(conf, "work", "ran")
-	waitFor(t, 30*time.Second, "a run in the job's dir, under the file's folder", func() bool { return len(fileLines(t, ran)) > 0 })
+	ran, notified := filepath.Join(conf, "work", "ran"), filepath.Join(conf, "hooks", "notified")
+	waitFor(t, 30*time.Second, "a run in the job's dir and its notification in the command's, under the file's folder", func() bool {
+		return len(fileLines(t, ran)) > 0 && len(fileLines(t, notified)) > 0
+	})
 	d.stop()
+	if got := fileLines(t, notified)[0]; got != filepath.Join(conf, "hooks") {
+		t.Errorf("the notification command ran in %s, want %s (dir: hooks, relative to the file's folder)", got, filepath.Join(conf, "hooks"))
+	}
 	if got := fileLines(t, ran)[0]; got != filepath.Join(conf, "work") {
 		t.Errorf("the job ran in %s, want %s (dir: work, relative to the file's folder)", got, filepath.Join(conf, "work"))
 	}

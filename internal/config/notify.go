@@ -38,6 +38,9 @@ type NotifyTarget struct {
 	Secret Secret `yaml:"secret"`
 	// Command is a non-empty argv, Command[0] non-empty, run without a shell.
 	Command []string `yaml:"command"`
+	// Dir is a command's working directory; relative to the configuration
+	// file's folder. Default "": cronlock's working directory.
+	Dir string `yaml:"dir"`
 	// On lists the events that fire the target, each one of NotifyFailure,
 	// NotifyMissed, NotifyRecovered and NotifySuccess, without repeats.
 	// Default DefaultNotifyOn; an explicitly empty list is an error.
@@ -156,6 +159,8 @@ func (d *decoder) validateTarget(p string, t *NotifyTarget) {
 	for k, a := range t.Command {
 		d.check(strings.IndexByte(a, 0) >= 0, fmt.Sprintf("%s[%d]", at("command"), k), nil, "must not contain a NUL byte")
 	}
+	d.check(d.set[at("dir")] && !hasCmd, at("dir"), nil, "applies only to command targets")
+	d.check(strings.IndexByte(t.Dir, 0) >= 0, at("dir"), nil, "must not contain a NUL byte")
 	if hasCmd {
 		d.check(d.set[at("headers")], at("headers"), nil, "applies only to webhook targets")
 		d.check(d.set[at("secret")], at("secret"), nil, "applies only to webhook targets")

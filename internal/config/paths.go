@@ -13,7 +13,8 @@ import (
 // resolvePaths makes every relative path key of c absolute against dir, the
 // folder of the configuration file (itself absolute): nats.embedded.store_dir
 // (its default included), nats.creds_file, nats.nkey_file, nats.tls.ca_file,
-// cert_file and key_file, and each job's dir. Empty values stay empty: they
+// cert_file and key_file, each job's dir, and notification commands' dir
+// (top-level and per job). Empty values stay empty: they
 // mean "not set" (a job's dir: cronlock's working directory).
 func (c *Config) resolvePaths(dir string) {
 	n := &c.NATS
@@ -22,8 +23,17 @@ func (c *Config) resolvePaths(dir string) {
 	} {
 		*p = resolvePath(dir, *p)
 	}
+	resolveNotify(dir, c.Notify)
 	for i := range c.Jobs {
 		c.Jobs[i].Dir = resolvePath(dir, c.Jobs[i].Dir)
+		resolveNotify(dir, c.Jobs[i].Notify)
+	}
+}
+
+// resolveNotify resolves the notification commands' dir.
+func resolveNotify(dir string, targets []NotifyTarget) {
+	for i := range targets {
+		targets[i].Dir = resolvePath(dir, targets[i].Dir)
 	}
 }
 

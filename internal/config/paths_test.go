@@ -19,8 +19,11 @@ nats:
   embedded: {store_dir: state/nats}
   creds_file: secrets/nats.creds
   tls: {ca_file: tls/ca.pem, cert_file: ../tls/client.pem, key_file: /etc/tls/client.key}
+notify:
+  - {command: ["true"], dir: hooks}
+  - {command: ["true"]}
 jobs:
-  - {name: a, schedule: "@daily", shell: "true", dir: work}
+  - {name: a, schedule: "@daily", shell: "true", dir: work, notify: [{command: ["true"], dir: ../hooks}]}
   - {name: b, schedule: "@daily", shell: "true"}
   - {name: c, schedule: "@daily", shell: "true", dir: /srv}
 `)
@@ -38,6 +41,9 @@ jobs:
 		{"jobs[0].dir", cfg.Jobs[0].Dir, filepath.Join(conf, "work")},
 		{"jobs[1].dir", cfg.Jobs[1].Dir, ""},
 		{"jobs[2].dir", cfg.Jobs[2].Dir, "/srv"},
+		{"notify[0].dir", cfg.Notify[0].Dir, filepath.Join(conf, "hooks")},
+		{"notify[1].dir", cfg.Notify[1].Dir, ""},
+		{"jobs[0].notify[0].dir", cfg.Jobs[0].Notify[0].Dir, filepath.Join(dir, "hooks")},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %q, want %q", c.key, c.got, c.want)

@@ -24,18 +24,23 @@ const (
 // command runs a program with the payload on its standard input.
 type command struct {
 	argv []string
+	dir  string // working directory; "": cronlock's
 }
 
-func newCommand(argv []string) *command { return &command{argv: append([]string(nil), argv...)} }
+func newCommand(argv []string, dir string) *command {
+	return &command{argv: append([]string(nil), argv...), dir: dir}
+}
 
 func (c *command) String() string { return "command " + strconv.Quote(c.argv[0]) }
 
-// send runs the command once, in cronlock's working directory and
-// environment plus CRONLOCK_EVENT and CRONLOCK_JOB. Exit status 0 is success.
+// send runs the command once, in its dir (else cronlock's working
+// directory), with cronlock's environment plus CRONLOCK_EVENT and
+// CRONLOCK_JOB. Exit status 0 is success.
 // When ctx ends first the command's process group is killed. A program that
 // cannot be found or executed is not retried.
 func (c *command) send(ctx context.Context, d delivery) (retry bool, err error) {
 	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+	cmd.Dir = c.dir
 	cmd.Stdin = bytes.NewReader(d.body)
 	out := &tail{max: maxCommandOutput}
 	cmd.Stdout, cmd.Stderr = out, out

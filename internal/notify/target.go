@@ -46,7 +46,7 @@ func newTarget(c config.NotifyTarget, opts Options) (target, error) {
 		}
 		t.send = w
 	case len(c.Command) > 0 && c.Command[0] != "":
-		t.send = newCommand(c.Command)
+		t.send = newCommand(c.Command, c.Dir)
 	default:
 		return target{}, fmt.Errorf("one of webhook or command is required")
 	}
