@@ -3,12 +3,9 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/cronlock/cronlock/lock"
 )
 
 // A run that the history shows "running" while its job's lock is free
@@ -75,41 +72,5 @@ func (s *Scheduler) ownerGone(ctx context.Context) func(Run) bool {
 			return true
 		}
 		return !slices.Contains(rep.Running, r.Job)
-	}
-}
-
-// noteHeld records that the job's lock was found held at tick.
-func (e *entry) noteHeld(tick time.Time, err error) {
-	if tick.IsZero() {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.held.from.IsZero() || tick.Before(e.held.from) {
-		e.held.from = tick
-	}
-	if tick.After(e.held.through) {
-		e.held.through = tick
-	}
-	var na *lock.NotAcquiredError
-	if errors.As(err, &na) && na.Holder.Owner != "" {
-		e.held.holder = na.Holder.Owner
-	}
-}
-
-// heldSince returns the ticks at which the lock was found held since the
-// last claim.
-func (e *entry) heldSince() heldTicks {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.held
-}
-
-// clearHeld forgets the held ticks up to a claimed tick.
-func (e *entry) clearHeld(claimed time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.held.through.After(claimed) {
-		e.held = heldTicks{}
 	}
 }

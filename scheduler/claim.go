@@ -43,18 +43,6 @@ type claimRequest struct {
 	gone func(r Run) bool
 }
 
-// heldTicks is a span of ticks at which this replica tried the job's lock
-// and found it held (zero: none since its last claim).
-type heldTicks struct {
-	from, through time.Time
-	holder        string // the last holder seen ("" if unknown)
-}
-
-// covers reports whether t lies within the span.
-func (h heldTicks) covers(t time.Time) bool {
-	return !h.from.IsZero() && !t.Before(h.from) && !t.After(h.through)
-}
-
 // claim records req.run.Tick as the job's last claimed tick and the run as
 // running, unless that tick or a later one was claimed already. Ticks
 // between the previous claim and this one, which no replica ran, are
