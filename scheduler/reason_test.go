@@ -13,10 +13,10 @@ func TestMissedReason(t *testing.T) {
 	t.Parallel()
 	at := func(s int) time.Time { return time.Date(2026, 12, 1, 9, 0, s, 0, time.UTC) }
 	st := &jobState{Runs: []Run{
-		{Tick: at(0), Start: at(0), End: at(3), Status: StatusSucceeded},                // scheduled, 0-3 s
+		{Tick: at(0), Start: at(0), End: at(3), Status: StatusSucceeded},                  // scheduled, 0-3 s
 		{Tick: at(10), Manual: true, Start: at(10), End: at(17), Status: StatusSucceeded}, // manual, 10-17 s
-		{Tick: at(20), Start: at(20), Status: StatusAbandoned},                           // died at some point
-		{Tick: at(30), Start: at(30), Status: StatusRunning},                             // no recorded end
+		{Tick: at(20), Start: at(20), Status: StatusAbandoned},                            // died at some point
+		{Tick: at(30), Start: at(30), Status: StatusRunning},                              // no recorded end
 		{Tick: at(25), Status: StatusMissed, Reason: ReasonNoReplica, Ticks: 1},
 	}}
 	req := claimRequest{gapReason: ReasonNoReplica, held: heldTicks{from: at(21), through: at(33)}}
