@@ -15,7 +15,10 @@
 // owner, fencing token) and is cancelled when the lease is lost, at the
 // job's timeout, and at shutdown after Options.ShutdownGrace. The lock is
 // released only after the job function has returned and its result has been
-// recorded.
+// recorded: a result NATS does not take is kept and written as soon as NATS
+// answers (within ResultRetryFor), so the history, OnResult and the metrics
+// show the run's true status, once. A run left "running" in the history is
+// marked abandoned only once its replica is gone (abandon.go).
 //
 // Ticks that no replica ran (all were down, or NATS was unreachable) are
 // recorded as missed by the next claim, with a reason (no_replica, outage;
