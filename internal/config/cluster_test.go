@@ -59,16 +59,7 @@ func TestClusterErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := Parse("bad.yaml", []byte(tt.src))
-			got := errLines(err)
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d errors, want %d:\n%v", len(got), len(tt.want), err)
-			}
-			for i, w := range tt.want {
-				prefix := "bad.yaml:" + w.at + ": "
-				if !strings.HasPrefix(got[i], prefix) || !strings.Contains(got[i][len(prefix):], w.msg) {
-					t.Errorf("error %d:\n got %s\nwant %s...%s", i, got[i], prefix, w.msg)
-				}
-			}
+			checkErrors(t, err, tt.want)
 		})
 	}
 }

@@ -30,6 +30,22 @@ func errLines(err error) []string {
 // and a fragment of its message.
 type want struct{ at, msg string }
 
+// checkErrors fails t unless err has exactly the lines wanted, in order,
+// each for a file bad.yaml.
+func checkErrors(t *testing.T, err error, wanted []want) {
+	t.Helper()
+	got := errLines(err)
+	if len(got) != len(wanted) {
+		t.Fatalf("got %d errors, want %d:\n%v", len(got), len(wanted), err)
+	}
+	for i, w := range wanted {
+		prefix := "bad.yaml:" + w.at + ": "
+		if !strings.HasPrefix(got[i], prefix) || !strings.Contains(got[i][len(prefix):], w.msg) {
+			t.Errorf("error %d:\n got %s\nwant %s...%s", i, got[i], prefix, w.msg)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -159,16 +175,7 @@ func TestParseErrors(t *testing.T) {
 			if cfg != nil {
 				t.Errorf("Parse returned a Config with an error")
 			}
-			got := errLines(err)
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d errors, want %d:\n%s", len(got), len(tt.want), err)
-			}
-			for i, w := range tt.want {
-				prefix := "bad.yaml:" + w.at + ": "
-				if !strings.HasPrefix(got[i], prefix) || !strings.Contains(got[i][len(prefix):], w.msg) {
-					t.Errorf("error %d:\n got %s\nwant %s...%s", i, got[i], prefix, w.msg)
-				}
-			}
+			checkErrors(t, err, tt.want)
 			var fe *FieldError
 			if !errors.As(err, &fe) || fe.File != "bad.yaml" {
 				t.Errorf("errors.As(*FieldError) = %v", fe)
