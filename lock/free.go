@@ -4,16 +4,21 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 const (
 	// freeRetry is how often freeLater tries while NATS does not answer.
 	freeRetry = 250 * time.Millisecond
 	// freeSettle is how long freeLater goes on looking after NATS first
-	// answers that no write of ours holds the key. A write that the client
-	// buffered while disconnected is sent on reconnect and may be stored
-	// just after a read that found the key free; stopping at that read
-	// left the key held until its TTL (a lease) and delayed the catch-up.
+	// answers that no write of ours holds the key, when the connection was
+	// down meanwhile. A write that the client buffered while disconnected
+	// is sent on reconnect and may be stored just after a read that found
+	// the key free; stopping at that read left the key held until its TTL
+	// (a lease) and delayed the catch-up. Without a disconnect it stops at
+	// the first such answer: under load (acquires timing out by the
+	// thousand) more reads would only add to it.
 	freeSettle = 2 * time.Second
 )
 
@@ -23,9 +28,9 @@ const (
 // key stays held until the server's TTL, which after a leader election can
 // take several times the lease, and every replica's catch-up waits.
 //
-// It tries until NATS has answered for freeSettle that nothing of ours is
-// left (freeing what it finds meanwhile). It does not stop at the lease's
-// end: servers restarted after a total outage free a
+// It tries until NATS answers that nothing of ours is left (freeing what it
+// finds meanwhile); when the connection was down meanwhile, until it has
+// answered so for freeSettle. It does not stop at the lease's end: servers restarted after a total outage free a
 // key whose TTL ran out while they were down only some time after they
 // answer again (a 30-minute soak saw a key held 1.7 s after the cluster
 // answered, 11 s after its last renewal, because this had given up while
@@ -43,6 +48,7 @@ func (l *Locker) freeLater(key, id string) {
 		defer l.reapers.Done()
 		tick := time.NewTicker(freeRetry)
 		defer tick.Stop()
+		resent := l.resendWatch()
 		var clean time.Time // since when NATS answers that no write of ours holds the key
 		for {
 			select {
@@ -54,6 +60,8 @@ func (l *Locker) freeLater(key, id string) {
 			switch {
 			case !ok:
 				clean = time.Time{}
+			case !resent() && l.endFrees(key, n):
+				return
 			case clean.IsZero():
 				clean = time.Now()
 			case time.Since(clean) >= freeSettle && l.endFrees(key, n):
@@ -75,6 +83,17 @@ func (l *Locker) freePending(key string) (int, bool) {
 	l.freeMu.Unlock()
 	freed, err := l.freeOwnReport(key, ids...)
 	return len(ids), err == nil && !freed
+}
+
+// resendWatch returns a test of whether writes made before the call may
+// still be sent from the client's reconnect buffer: the connection was not
+// up at the call, or has reconnected since.
+func (l *Locker) resendWatch() func() bool {
+	if l.nc == nil {
+		return func() bool { return true }
+	}
+	down, reconnects := l.nc.Status() != nats.CONNECTED, l.nc.Stats().Reconnects
+	return func() bool { return down || l.nc.Stats().Reconnects != reconnects }
 }
 
 // endFrees ends freeLater's work on key, unless ids were added after the

@@ -29,6 +29,7 @@ const opTimeout = 5 * time.Second
 // working until released or lost.
 type Locker struct {
 	bucket  *kv.Bucket
+	nc      *nats.Conn // for freeLater: whether writes may come from the reconnect buffer
 	opts    Options
 	log     zerolog.Logger
 	tracker *tracker
@@ -65,7 +66,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts Options) (*Locker, er
 	case err != nil:
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	l := &Locker{bucket: b, opts: o, log: o.Logger, tracker: newTracker(), closing: make(chan struct{}), frees: map[string][]string{}}
+	l := &Locker{bucket: b, nc: js.Conn(), opts: o, log: o.Logger, tracker: newTracker(), closing: make(chan struct{}), frees: map[string][]string{}}
 	if l.follower, err = l.watch(ctx); err != nil {
 		return nil, fmt.Errorf("lock: watch bucket %q: %w", o.Bucket, err)
 	}
@@ -179,8 +180,7 @@ func (l *Locker) reap(key, id string, fut jetstream.PubAckFuture) {
 				l.log.Debug().Str("key", key).Msg("lock: freed an acquiring write that landed after its caller gave up")
 			}
 		case err := <-fut.Err():
-			var api *jetstream.APIError
-			if !errors.As(err, &api) { // not a refusal by the server: the write may be stored
+			if errors.Is(err, nats.ErrDisconnected) { // the write may still go out from the reconnect buffer
 				l.freeLater(key, id)
 			}
 		case <-t.C: // no answer at all: the key's TTL frees it
