@@ -83,15 +83,19 @@ type resultWrite struct {
 }
 
 // tryRecord makes one attempt at writing the output (while not stored) and
-// the run's entry; the entry is attempted even when the output failed, and
-// decides the outcome.
+// the run's entry, each within recordTimeout of its own: the entry is
+// attempted even when the output failed, and decides the outcome. (Sharing
+// one timeout is how an output that NATS did not answer used to leave the
+// entry unsent.)
 func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *rerun, guess *jobState, rev uint64, w *resultWrite) (Run, error) {
-	actx, cancel := context.WithTimeout(ctx, recordTimeout)
-	defer cancel()
 	if !w.output {
-		w.output = s.history.putOutput(actx, run) == nil
+		octx, cancel := context.WithTimeout(ctx, recordTimeout)
+		w.output = s.history.putOutput(octx, run) == nil
+		cancel()
 	}
-	return s.history.record(actx, run, again, guess, rev)
+	rctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	defer cancel()
+	return s.history.record(rctx, run, again, guess, rev)
 }
 
 // resultContext bounds recordResult: it ends ResultRetryFor from now, or
