@@ -120,14 +120,22 @@ jobs:
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The child writes its "end" line before it exits and the replica
+	// records the result, so the history is awaited, not read once.
 	var statuses []string
-	for _, r := range historyOf(t, url, "nightly.report") {
-		if r.Tick.Equal(at) {
-			statuses = append([]string{r.Status}, statuses...) // oldest first
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		statuses = statuses[:0]
+		for _, r := range historyOf(t, url, "nightly.report") {
+			if r.Tick.Equal(at) {
+				statuses = append([]string{r.Status}, statuses...) // oldest first
+			}
 		}
-	}
-	if strings.Join(statuses, ",") != "interrupted,succeeded" {
-		t.Errorf("history of the tick: %v, want [interrupted succeeded]", statuses)
+		if strings.Join(statuses, ",") == "interrupted,succeeded" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history of the tick: %v, want [interrupted succeeded]", statuses)
+		}
 	}
 }
 
