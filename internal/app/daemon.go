@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"sync"
@@ -54,7 +53,7 @@ type Daemon struct {
 	// notifier sends the notifications of the results this replica
 	// records (scheduler.Options.OnResult).
 	notifier *notify.Notifier
-	httpLn   net.Listener           // nil when http.listen is empty
+	http     httpListeners          // what listenHTTP bound
 	web      *webSource             // the status page's source
 	triggers *triggerServer         // trigger requests over NATS
 	stage    atomic.Pointer[string] // why the daemon is not ready while it starts
@@ -129,15 +128,7 @@ func (d *Daemon) prepare() error {
 		}
 		d.conn.Store(c)
 	}
-	if listen := d.cfg.HTTP.Listen; listen != "" {
-		ln, err := net.Listen("tcp", listen)
-		if err != nil {
-			return fmt.Errorf("http.listen %q: %w", listen, err)
-		}
-		d.httpLn = ln
-		d.log.Info().Str("addr", ln.Addr().String()).Msg("HTTP server listening: / (status page) /api/ /metrics /healthz /readyz")
-	}
-	return nil
+	return d.listenHTTP()
 }
 
 // setStage records what start-up is doing, for /readyz.
@@ -308,10 +299,10 @@ func SchedulerOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Reg
 // HTTPAddr is the address the HTTP server listens on, or nil when it is
 // disabled. It is useful with a ":0" listen address.
 func (d *Daemon) HTTPAddr() net.Addr {
-	if d.httpLn == nil {
+	if d.http.main == nil {
 		return nil
 	}
-	return d.httpLn.Addr()
+	return d.http.main.Addr()
 }
 
 // Ready reports whether the daemon can run jobs: the scheduler is running
@@ -364,22 +355,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		d.schedCancel()
 	})
-	if d.httpLn != nil { // the HTTP server, closed after the scheduler
-		srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
-		g.Add(func() error {
-			if err := srv.Serve(d.httpLn); !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("HTTP server: %w", err)
-			}
-			return nil
-		}, func(error) {
-			bg.Go(func() {
-				<-schedDone // keep /healthz and /metrics up while jobs drain
-				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				srv.Shutdown(sctx)
-			})
-		})
-	}
+	d.addHTTPActors(&g, &bg, schedDone) // closed after the scheduler
 	err := g.Run()
 	if err != nil {
 		d.log.Error().Err(err).Msg("stopped")
@@ -448,9 +424,7 @@ func (d *Daemon) close() {
 	signal.Stop(d.sigs)
 	d.schedCancel()
 	d.dialCancel()
-	if d.httpLn != nil {
-		d.httpLn.Close() // already closed by the server if it ran
-	}
+	d.http.close()
 	d.web.triggers.Wait() // manual runs from the page, ended with the scheduler
 	d.triggers.stop()
 	d.triggers.runs.Wait() // and those requested over NATS

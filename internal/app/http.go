@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/cronlock/cronlock/internal/web"
 )
 
@@ -28,7 +26,7 @@ func (d *Daemon) handler() http.Handler {
 		AdminToken: d.cfg.HTTP.AdminToken.Value(),
 		Logger:     d.log.With().Str("component", "web").Logger(),
 	}))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
+	mux.Handle("GET /metrics", d.metricsHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))

@@ -229,6 +229,9 @@ type HTTP struct {
 	// from the file: once an http section is written, an omitted listen
 	// means disabled.
 	Listen string `yaml:"listen"`
+	// MetricsListen, TLS, AllowedHosts, the timeouts and MaxConnections
+	// protect the listeners: see HTTPTransport's fields in http.go.
+	HTTPTransport `yaml:",inline"`
 	// AdminToken enables the status page's actions (trigger, suspend,
 	// resume); requests must send it as "Authorization: Bearer <token>".
 	// Empty (the default): the page is read-only. When set it is at least
@@ -349,6 +352,7 @@ func defaults() Config {
 			Replicas:       DefaultReplicas,
 		},
 		History:       History{Bucket: DefaultHistoryBucket, Size: DefaultHistorySize, OutputTail: DefaultOutputTail},
+		HTTP:          HTTP{HTTPTransport: defaultHTTPTransport()},
 		Log:           Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
 		ShutdownGrace: DefaultShutdownGrace,
 		ConfigWatch:   DefaultConfigWatch,

@@ -234,7 +234,7 @@ func TestDefaults(t *testing.T) {
 			AcquireTimeout: Duration(500 * time.Millisecond), Replicas: 1,
 		},
 		History:       History{Bucket: "cronlock_history", Size: 20, OutputTail: 4096},
-		HTTP:          HTTP{Listen: "127.0.0.1:8736"},
+		HTTP:          HTTP{Listen: "127.0.0.1:8736", HTTPTransport: defaultHTTPTransport()},
 		Log:           Log{Level: "info", Format: "json"},
 		ShutdownGrace: Duration(30 * time.Second),
 		ConfigWatch:   true,

@@ -253,16 +253,27 @@ func (d *decoder) value(n ast.Node, path string, v reflect.Value) {
 	}
 }
 
-// fieldIndex maps the yaml tag names of a struct type to field indexes.
-func fieldIndex(t reflect.Type) (map[string]int, []string) {
-	idx := map[string]int{}
+// fieldIndex maps the yaml tag names of a struct type to field index
+// paths (reflect.Value.FieldByIndex). The keys of an embedded struct tagged
+// `yaml:",inline"` are the struct's own.
+func fieldIndex(t reflect.Type) (map[string][]int, []string) {
+	idx := map[string][]int{}
 	var names []string
 	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" && opts == "inline" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			inner, innerNames := fieldIndex(f.Type)
+			for _, n := range innerNames {
+				idx[n] = append([]int{i}, inner[n]...)
+			}
+			names = append(names, innerNames...)
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}
-		idx[name] = i
+		idx[name] = []int{i}
 		names = append(names, name)
 	}
 	return idx, names
@@ -288,7 +299,7 @@ func (d *decoder) structure(n ast.Node, path string, v reflect.Value) {
 			return
 		}
 		d.set[child] = true
-		d.value(val, child, v.Field(i))
+		d.value(val, child, v.FieldByIndex(i))
 	})
 }
 

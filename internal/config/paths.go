@@ -13,7 +13,7 @@ import (
 // resolvePaths makes every relative path key of c absolute against dir, the
 // folder of the configuration file (itself absolute): nats.embedded.store_dir
 // (its default included), nats.creds_file, nats.nkey_file, nats.tls.ca_file,
-// cert_file and key_file, each job's dir, and notification commands' dir
+// cert_file and key_file, http.tls.cert_file and key_file, each job's dir, and notification commands' dir
 // (top-level and per job). Empty values stay empty: they
 // mean "not set" (a job's dir: cronlock's working directory).
 func (c *Config) resolvePaths(dir string) {
@@ -23,6 +23,8 @@ func (c *Config) resolvePaths(dir string) {
 	} {
 		*p = resolvePath(dir, *p)
 	}
+	c.HTTP.TLS.CertFile = resolvePath(dir, c.HTTP.TLS.CertFile)
+	c.HTTP.TLS.KeyFile = resolvePath(dir, c.HTTP.TLS.KeyFile)
 	resolveNotify(dir, c.Notify)
 	for i := range c.Jobs {
 		c.Jobs[i].Dir = resolvePath(dir, c.Jobs[i].Dir)

@@ -89,6 +89,7 @@ func (d *decoder) validate(c *Config) {
 		d.checkListen("http.listen", c.HTTP.Listen)
 	}
 	d.validateAdminToken(c.HTTP)
+	d.validateHTTPTransport(c.HTTP)
 
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
