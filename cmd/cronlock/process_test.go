@@ -51,7 +51,13 @@ func startDaemon(t *testing.T, dir, config string) *daemon {
 // release's, say).
 func startDaemonOf(t *testing.T, bin, dir, config string) *daemon {
 	t.Helper()
-	cmd := exec.Command(bin, "run", "-c", config)
+	return startDaemonCmd(t, dir, exec.Command(bin, "run", "-c", config))
+}
+
+// startDaemonCmd is startDaemon of a command that runs `cronlock run` (a
+// shell setting limits first, say).
+func startDaemonCmd(t *testing.T, dir string, cmd *exec.Cmd) *daemon {
+	t.Helper()
 	cmd.Dir = dir
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
