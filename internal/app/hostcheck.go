@@ -19,9 +19,9 @@ const refusalLogInterval = time.Minute
 // request came in on: an IP literal equal to the connection's local IP, or
 // "localhost" on a loopback connection. Others get 421 Misdirected Request:
 // a page of another site whose name was rebound to this address (DNS
-// rebinding) cannot read the status page or the API. hosts nil: every
-// request is served.
-func allowedHosts(next http.Handler, hosts []string, log zerolog.Logger) http.Handler {
+// rebinding) cannot read the status page or the API; refusals are logged
+// to refusals. hosts nil: every request is served.
+func allowedHosts(next http.Handler, hosts []string, refusals *rateLimitedLog) http.Handler {
 	if hosts == nil {
 		return next
 	}
@@ -29,7 +29,6 @@ func allowedHosts(next http.Handler, hosts []string, log zerolog.Logger) http.Ha
 	for _, h := range hosts {
 		allowed[normalHost(h)] = true
 	}
-	refusals := newRateLimitedLog(log, refusalLogInterval)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := normalHost(r.Host)
 		if allowed[host] || ownAddress(r, host) {

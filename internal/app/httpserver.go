@@ -31,6 +31,8 @@ type httpListeners struct {
 	main, metrics net.Listener
 	conns         *connLimiter
 	tls           *tls.Config // nil: plain HTTP
+	// refusals logs the requests allowedHosts refuses, on both listeners.
+	refusals *rateLimitedLog
 }
 
 // listenHTTP binds the HTTP listeners of d.cfg, loads the certificate and
@@ -48,6 +50,7 @@ func (d *Daemon) listenHTTP() error {
 		}
 		d.http.tls = certs.config()
 	}
+	d.http.refusals = newRateLimitedLog(log, refusalLogInterval)
 	d.http.conns = newConnLimiter(httpConnectionLimit(h.MaxConnections, config.DefaultHTTPMaxConnections, log), log)
 	for _, c := range d.http.conns.collectors() {
 		if err := d.reg.Register(c); err != nil {
@@ -94,16 +97,19 @@ func (l *httpListeners) close() {
 func (d *Daemon) newHTTPServer(handler http.Handler) *http.Server {
 	t := d.cfg.HTTP.HTTPTransport
 	read := orDefault(t.ReadTimeout, config.DefaultHTTPReadTimeout)
-	log := d.log.With().Str("component", "http").Logger()
+	var tlsCfg *tls.Config
+	if d.http.tls != nil {
+		tlsCfg = d.http.tls.Clone() // each server adds its protocols (h2) to its own
+	}
 	return &http.Server{
-		Handler:           allowedHosts(handler, t.AllowedHosts, log),
+		Handler:           allowedHosts(handler, t.AllowedHosts, d.http.refusals),
 		ReadHeaderTimeout: min(httpReadHeaderTimeout, read),
 		ReadTimeout:       read,
 		WriteTimeout:      orDefault(t.WriteTimeout, config.DefaultHTTPWriteTimeout),
 		IdleTimeout:       orDefault(t.IdleTimeout, config.DefaultHTTPIdleTimeout),
 		ConnState:         d.http.conns.track,
-		ErrorLog:          httpErrorLog(log),
-		TLSConfig:         d.http.tls,
+		ErrorLog:          httpErrorLog(d.log.With().Str("component", "http").Logger()),
+		TLSConfig:         tlsCfg,
 	}
 }
 
@@ -154,4 +160,13 @@ func (d *Daemon) addHTTPActors(g *run.Group, bg *sync.WaitGroup, schedDone <-cha
 			})
 		})
 	}
+}
+
+// MetricsAddr is the address of the http.metrics_listen listener, or nil
+// when there is none.
+func (d *Daemon) MetricsAddr() net.Addr {
+	if d.http.metrics == nil {
+		return nil
+	}
+	return d.http.metrics.Addr()
 }
