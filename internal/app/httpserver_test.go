@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +175,74 @@ func fetchPlain(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestHTTPConnectionLimitKeepsHealthz: with http.max_connections 8 held by
+// clients that connected and sent nothing (slowloris), a new client still
+// gets /healthz at once: at the limit the oldest silent connection makes
+// room, and the connection gauge never passes the limit.
+func TestHTTPConnectionLimitKeepsHealthz(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t, natstest.Options{})
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+nats: {url: %s}
+http: {listen: "127.0.0.1:0", max_connections: 8}
+config_watch: false
+jobs:
+  - name: limit.job
+    schedule: "0 0 1 1 *"
+    shell: "true"
+`, srv.ClientURL()))
+	d, _ := startDaemon(t, cfg, &logBuffer{})
+	addr := d.HTTPAddr().String()
+	var silent []net.Conn
+	defer func() {
+		for _, c := range silent {
+			c.Close()
+		}
+	}()
+	for range 20 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		silent = append(silent, c)
+	}
+	// Until the silent ones are newConnGrace old, a new connection finds
+	// every slot taken by a client that may still send its request and is
+	// refused; after that, it takes the oldest one's place.
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	healthz := func() bool {
+		resp, err := client.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	waitFor(t, 10*time.Second, "/healthz with the limit held by silent clients", healthz)
+	for i := range 3 {
+		if !healthz() {
+			t.Fatalf("/healthz #%d after the first: failed", i)
+		}
+	}
+	resp, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"cronlock_http_connections_max 8", `cronlock_http_connections_shed_total{reason="evicted"}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	m := regexp.MustCompile(`(?m)^cronlock_http_connections (\d+)$`).FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatalf("/metrics lacks cronlock_http_connections")
+	}
+	if n, _ := strconv.Atoi(m[1]); n > 8 {
+		t.Errorf("cronlock_http_connections = %d, want at most 8", n)
+	}
 }
