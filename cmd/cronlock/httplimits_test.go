@@ -123,6 +123,7 @@ jobs:
 			k.conn.Close()
 		}
 	}()
+	slowStart := time.Now()
 	slowClosed := slowBody(t, addr)
 
 	// Jobs keep running and /healthz answers, on new connections.
@@ -142,6 +143,7 @@ jobs:
 
 	select {
 	case <-slowClosed:
+		t.Logf("the slow-body request was closed %v after it started", time.Since(slowStart).Round(10*time.Millisecond))
 	case <-time.After(exhaustTimeout + closeMargin):
 		t.Errorf("a request with a slow body was not closed within read_timeout (%v) + %v", exhaustTimeout, closeMargin)
 	}
@@ -153,6 +155,7 @@ jobs:
 			open++
 		}
 	}
+	t.Logf("every idle connection closed %v after the last one went idle", time.Since(idleSince).Round(10*time.Millisecond))
 	if open > 0 {
 		t.Errorf("%d of %d idle connections still open %v after their last response (idle_timeout %v)",
 			open, len(held), exhaustTimeout+closeMargin, exhaustTimeout)
