@@ -28,7 +28,8 @@ import (
 //     recorded as missed. A replica's watch never takes such a tick for
 //     claimed either. Bound: a forged tick within the tolerance keeps the
 //     job's ticks from running for at most FutureTickTolerance; any later
-//     one, not beyond the job's next tick.
+//     one, not beyond the job's next tick. A replica judges this only
+//     while it knows the server's clock (see serverNow).
 //   - AnomalyCorrupt: the record is not a job state (not JSON, or JSON of
 //     another shape). The repair rewrites it from what can be read (each
 //     field and each run that decodes, else the write's headers: last tick,
@@ -59,8 +60,10 @@ const FutureTickTolerance = time.Minute
 // repairs let a History repair the records it reads (the scheduler's; see
 // above).
 type repairs struct {
-	now    func() time.Time // the server's time
-	report func(note Run)   // a repair written, with its note as recorded
+	// now is the server's time and whether it is known (see
+	// Scheduler.serverNow): without it no tick is judged from the future.
+	now    func() (time.Time, bool)
+	report func(note Run) // a repair written, with its note as recorded
 }
 
 // read returns a job's state and revision, as update starts from: get, and
@@ -105,8 +108,8 @@ func (h *History) read(ctx context.Context, name string) (jobState, uint64, erro
 // lies beyond the tolerance, it clears it and the rerun pending for it,
 // and returns the note it added.
 func (r *repairs) distrust(name string, st *jobState) *Run {
-	now := r.now()
-	if !st.LastTick.After(now.Add(FutureTickTolerance)) {
+	now, known := r.now()
+	if !known || !st.LastTick.After(now.Add(FutureTickTolerance)) {
 		return nil
 	}
 	note := st.add(Run{Job: name, Tick: now.UTC(), Status: StatusAnomaly, Reason: AnomalyFutureTick,
@@ -129,8 +132,22 @@ func (s *Scheduler) anomaly(note Run) {
 // trustedTick is t, or the zero time when t lies beyond the tolerance past
 // the server's time (the watch's view of a claim, see claims.observe).
 func (s *Scheduler) trustedTick(t time.Time) time.Time {
-	if t.After(s.now().Add(FutureTickTolerance)) {
+	if now, known := s.serverNow(); known && t.After(now.Add(FutureTickTolerance)) {
 		return time.Time{}
 	}
 	return t
+}
+
+// serverNow is s.now and whether it can judge a tick from the future: the
+// offset to the server's clock is estimated (and not clamped at maxOffset),
+// or the scheduler runs on its own clock (Options.LocalClock). A replica
+// whose clock is far behind the server's and has no estimate yet would
+// otherwise take every claim of the others for a forgery, and run their
+// ticks again.
+func (s *Scheduler) serverNow() (time.Time, bool) {
+	if s.opts.LocalClock {
+		return s.now(), true
+	}
+	d, ok := s.offset.get()
+	return s.clock.Now().Add(d), ok && d > -maxOffset && d < maxOffset
 }

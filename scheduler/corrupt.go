@@ -50,7 +50,8 @@ func corruptKey(name string, rev uint64) string {
 // note it added (see anomaly.go).
 func (h *History) salvage(ctx context.Context, name string, bad *CorruptError) (jobState, *Run, error) {
 	st := salvageJSON(name, bad.value)
-	salvageHeader(&st, bad.header, h.repairs.now())
+	now, _ := h.repairs.now()
+	salvageHeader(&st, bad.header, now)
 	last, err := h.lastOutputID(ctx, name)
 	if err != nil {
 		return jobState{}, nil, err
@@ -67,7 +68,7 @@ func (h *History) salvage(ctx context.Context, name string, bad *CorruptError) (
 	if err != nil && !kv.IsConflict(err) { // a conflict: another replica kept them already
 		return jobState{}, nil, fmt.Errorf("keep the corrupt record of %q: %w", name, err)
 	}
-	note := st.add(Run{Job: name, Tick: h.repairs.now().UTC(), Status: StatusAnomaly, Reason: AnomalyCorrupt,
+	note := st.add(Run{Job: name, Tick: now.UTC(), Status: StatusAnomaly, Reason: AnomalyCorrupt,
 		Error: fmt.Sprintf("the job's record (revision %d) was not a job state: %v; rewritten from what could be read "+
 			"(%d run(s), last claimed tick %s); the old bytes are kept under the key %q",
 			bad.Revision, bad.Err, len(st.Runs), tickText(st.LastTick), key)})
