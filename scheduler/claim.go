@@ -56,6 +56,9 @@ func (h *History) claim(ctx context.Context, req claimRequest) (claimed, error) 
 		if !st.LastTick.IsZero() && !run.Tick.After(st.LastTick) {
 			return false
 		}
+		if st.Suspended != nil {
+			return false // suspended before the watch told (or kept by a repair, see corrupt.go)
+		}
 		c = claimed{missed: map[string]int{}}
 		for _, r := range st.Runs {
 			c.highest = max(c.highest, r.Token)

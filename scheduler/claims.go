@@ -27,6 +27,9 @@ type claims struct {
 	f     *follow.Follower
 	// changed is called (outside the lock) with each job's new view.
 	changed func(name string, v view)
+	// trusted filters the last claimed tick of each write: the zero time
+	// for one that no replica can have claimed (see anomaly.go).
+	trusted func(time.Time) time.Time
 }
 
 // view is what the watch tells of a job's state.
@@ -86,6 +89,9 @@ func (c *claims) stop() {
 }
 
 func (c *claims) observe(name string, v view) {
+	if c.trusted != nil {
+		v.lastTick = c.trusted(v.lastTick)
+	}
 	c.mu.Lock()
 	old := c.views[name]
 	if v.lastTick.Before(old.lastTick) {

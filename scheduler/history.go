@@ -27,6 +27,10 @@ type History struct {
 	// stateCache). Nil in a History from OpenHistory: operator commands
 	// read the key every time.
 	cache *stateCache
+	// repairs, in the scheduler's History, repair the records that cannot
+	// be trusted as they are read for an update (see anomaly.go). Nil in a
+	// History from OpenHistory: operator commands change no such record.
+	repairs *repairs
 }
 
 // HistoryOptions configure OpenHistory. Zero values select the defaults.
@@ -101,7 +105,7 @@ func (h *History) State(ctx context.Context, name string) (JobState, error) {
 	}
 	st, _, err := h.get(ctx, name)
 	if err != nil {
-		return JobState{}, fmt.Errorf("scheduler: history of %q: %w", name, err)
+		return JobState{}, fmt.Errorf("scheduler: history: %w", err)
 	}
 	slices.Reverse(st.Runs)
 	return JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure}, nil
@@ -149,7 +153,7 @@ func (h *History) get(ctx context.Context, name string) (jobState, uint64, error
 	}
 	var st jobState
 	if err := json.Unmarshal(e.Value, &st); err != nil {
-		return jobState{}, 0, fmt.Errorf("history of %q is not a job state: %w", name, err)
+		return jobState{}, 0, &CorruptError{Job: name, Revision: e.Revision, Err: err, value: e.Value, header: e.Header}
 	}
 	return st, e.Revision, nil
 }
@@ -215,7 +219,7 @@ func (h *History) update(ctx context.Context, name string, guess *jobState, rev 
 			}
 		} else {
 			var err error
-			if st, rev, err = h.get(ctx, name); err != nil {
+			if st, rev, err = h.read(ctx, name); err != nil {
 				return jobState{}, 0, err
 			}
 			h.cache.put(name, st, rev)

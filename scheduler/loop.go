@@ -65,7 +65,7 @@ func (s *Scheduler) catchUp(e *entry, gapReason string) bool {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.AcquireTimeout*4)
-	st, _, err := s.history.get(ctx, e.job.Name)
+	st, _, err := s.history.read(ctx, e.job.Name) // repairing a record that cannot be trusted
 	cancel()
 	if err != nil {
 		s.log.Warn().Err(err).Str("job", e.job.Name).Msg("catch-up: cannot read the job's history")

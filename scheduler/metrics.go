@@ -18,6 +18,7 @@ type metrics struct {
 	missed      *prometheus.CounterVec   // job, reason
 	acquire     *prometheus.HistogramVec // result
 	lost        *prometheus.CounterVec   // job
+	anomalies   *prometheus.CounterVec   // job, kind
 	running     *prometheus.GaugeVec     // job
 	lastSuccess *prometheus.GaugeVec     // job
 	lastFailure *prometheus.GaugeVec     // job
@@ -65,6 +66,9 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cronlock_leases_lost_total", Help: "Runs whose lock lease was lost while running.",
 		}, []string{"job"}),
+		anomalies: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cronlock_state_anomalies_total", Help: "Shared job records this replica found untrustworthy and repaired, by job and kind (future_tick: a last claimed tick beyond the server's time; corrupt: not a job state).",
+		}, []string{"job", "kind"}),
 		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "cronlock_running_jobs", Help: "Runs in progress on this replica, by job.",
 		}, []string{"job"}),
@@ -85,7 +89,7 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.running,
+	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.anomalies, m.running,
 		m.lastSuccess, m.lastFailure, m.clockOffset, m.jobs, m.live} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -95,7 +99,7 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 }
 
 // jobAdded creates the job's counters at 0: runs by every result, missed
-// ticks by every reason, lost leases. A counter that first appears at 1 is
+// ticks by every reason, lost leases, anomalies by kind. A counter that first appears at 1 is
 // invisible to increase(), so without them the first failure would not
 // alert. The counters of a removed job are kept (until the process ends):
 // deleting them could drop an increment made just before a reload that
@@ -109,6 +113,9 @@ func (m *metrics) jobAdded(name string) {
 		m.missed.WithLabelValues(name, r)
 	}
 	m.lost.WithLabelValues(name)
+	for _, k := range AnomalyKinds {
+		m.anomalies.WithLabelValues(name, k)
+	}
 }
 
 // leaseLost counts a run of the job whose lock lease was lost while it ran

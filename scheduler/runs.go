@@ -19,6 +19,10 @@ const (
 	StatusInterrupted = "interrupted"
 	// StatusSkipped: ticks deliberately not run (Reason "suspended").
 	StatusSkipped = "skipped"
+	// StatusAnomaly: a note, not a run: the job's shared record was found
+	// untrustworthy and repaired (Reason AnomalyFutureTick or
+	// AnomalyCorrupt; Error says what was found and done). See anomaly.go.
+	StatusAnomaly = "anomaly"
 )
 
 // Reasons of missed and skipped entries (Run.Reason).
@@ -165,10 +169,11 @@ func (st *jobState) noteResult(r Run) {
 }
 
 // previous is the status of the entry before index i, passing over
-// ticks missed for overlap (see Run.Previous).
+// ticks missed for overlap (see Run.Previous) and anomaly notes (a repair
+// of the record says nothing of how the job ran).
 func (st *jobState) previous(i int) string {
 	for j := i - 1; j >= 0; j-- {
-		if r := st.Runs[j]; r.Status != StatusMissed || r.Reason != ReasonOverlap {
+		if r := st.Runs[j]; (r.Status != StatusMissed || r.Reason != ReasonOverlap) && r.Status != StatusAnomaly {
 			return r.Status
 		}
 	}

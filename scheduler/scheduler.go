@@ -104,6 +104,8 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
 		jobs: map[string]*entry{},
 	}
+	h.repairs = &repairs{now: s.serverNow, report: s.anomaly}
+	s.claims.trusted = s.trustedTick
 	if s.m, err = newMetrics(o.Registerer, s); err != nil {
 		return nil, fmt.Errorf("scheduler: register metrics: %w", err)
 	}

@@ -24,7 +24,10 @@ error, and under each failed run the tail of its output (under every run
 with -v). Statuses: running, succeeded, failed, timeout, lost (the lease was
 lost), cancelled (shutdown), interrupted (rerun follows), abandoned (the
 replica died mid-run), missed and skipped (ticks not run, with the reason:
-overlap, no_replica, outage, lock_held or suspended, and how many ticks). A suspended
+overlap, no_replica, outage, lock_held or suspended, and how many ticks), and
+anomaly (a note: a replica repaired the job's shared record, reason future_tick
+or corrupt). A job whose shared record cannot be read is shown "corrupt", with
+why, and the other jobs as usual. A suspended
 job (cronlock suspend, or suspended: true in the configuration) is marked
 "(suspended)".
 
@@ -38,8 +41,13 @@ Flags (before JOB):
                       "runs": [{"tick","manual","owner","token","attempts","start","end",
                       "duration_seconds","status","reason","ticks","error","exit_code","output"}]};
                       a running run has no attempts, end, duration_seconds, error, exit_code
-                      or output yet; exit_code is null for a run that had no process
+                      or output yet; exit_code is null for a run that had no process;
+                      a job whose shared record is corrupt has "state": "corrupt", an
+                      "error" and no runs (a running replica repairs it at its next tick)
 `
+
+// stateCorrupt is the "state" of a job whose shared record is corrupt.
+const stateCorrupt = "corrupt"
 
 // statusJSON is one element of `status --json`: a public format.
 type statusJSON struct {
@@ -51,6 +59,11 @@ type statusJSON struct {
 	SuspendedAt time.Time `json:"suspended_at,omitzero"`
 	SuspendedBy string    `json:"suspended_by,omitempty"`
 	Runs        []runJSON `json:"runs"`
+	// State is "corrupt" when the job's shared record cannot be read
+	// (Error says why; runs is then empty): a running replica repairs it
+	// at the job's next tick. Absent otherwise.
+	State string `json:"state,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // runJSON is one run of `status --json`. The pointer fields are left out
@@ -144,6 +157,9 @@ func toStatusJSON(hist []app.JobHistory) []statusJSON {
 		if h.Suspended != nil {
 			s.SuspendedAt, s.SuspendedBy = h.Suspended.At.UTC(), h.Suspended.By
 		}
+		if h.Corrupt != "" {
+			s.State, s.Error = stateCorrupt, h.Corrupt
+		}
 		for _, r := range h.Runs {
 			s.Runs = append(s.Runs, toRunJSON(r))
 		}
@@ -186,7 +202,11 @@ func writeStatus(w io.Writer, hist []app.JobHistory, verbose bool) error {
 		if h.IsSuspended() {
 			name += " (suspended)"
 		}
-		if len(h.Runs) == 0 {
+		switch {
+		case h.Corrupt != "":
+			fmt.Fprintf(tw, "%s\t-\t-\t%s\t-\t%s\n", name, stateCorrupt, oneLine(h.Corrupt))
+			outputs = append(outputs, "")
+		case len(h.Runs) == 0:
 			fmt.Fprintf(tw, "%s\t-\t-\tnever run\t-\t\n", name)
 			outputs = append(outputs, "")
 		}

@@ -67,6 +67,10 @@ type JobHistory struct {
 	// ConfigSuspended: the configuration suspends the job (suspended: true),
 	// whatever the shared state says.
 	ConfigSuspended bool
+	// Corrupt, when set, says why the job's record in the history bucket
+	// is not a job state; Runs and Suspended are then unknown (empty). A
+	// running replica repairs it at the job's next tick.
+	Corrupt string
 }
 
 // IsSuspended reports whether no replica starts the job's ticks: the
@@ -92,6 +96,10 @@ func (c *Client) History(ctx context.Context, n int, names ...string) ([]JobHist
 	out := make([]JobHistory, 0, len(jobs))
 	for _, cj := range jobs {
 		st, err := h.State(ctx, cj.Name)
+		if bad := (*scheduler.CorruptError)(nil); errors.As(err, &bad) {
+			out = append(out, JobHistory{Job: cj, ConfigSuspended: ConfigSuspended(cj), Corrupt: bad.Error()})
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +275,7 @@ func (c *Client) Suspensions(ctx context.Context) (map[string]bool, error) {
 	out := make(map[string]bool, len(c.cfg.Jobs))
 	for _, cj := range c.cfg.Jobs {
 		st, err := h.State(ctx, cj.Name)
-		if err != nil {
+		if err != nil && !errors.As(err, new(*scheduler.CorruptError)) { // corrupt: its suspension is unknown
 			return nil, err
 		}
 		out[cj.Name] = st.Suspended != nil || ConfigSuspended(cj)

@@ -137,7 +137,8 @@ func schedStatuses(sched *scheduler.Scheduler) map[string]scheduler.Status {
 // job builds one job's row and returns its shared state with it.
 func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss scheduler.Status) (web.Job, scheduler.JobState, error) {
 	shared, err := st.hist.State(ctx, cj.Name)
-	if err != nil {
+	var bad *scheduler.CorruptError
+	if err != nil && !errors.As(err, &bad) {
 		return web.Job{}, scheduler.JobState{}, err
 	}
 	j := web.Job{
@@ -145,6 +146,9 @@ func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss sche
 		Schedule:  cj.Schedule,
 		Timezone:  cj.Location.String(),
 		Suspended: ss.Suspended || shared.Suspended != nil,
+	}
+	if bad != nil { // only this job's row says so; the others are whole
+		j.State, j.Error = web.StateCorrupt, bad.Error()
 	}
 	if !j.Suspended {
 		j.Next = ss.Next.UTC()

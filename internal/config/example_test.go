@@ -129,7 +129,7 @@ func TestExampleDecodes(t *testing.T) {
 			Webhook: "https://hooks.example.com/services/cronlock",
 			Headers: map[string]Secret{"Authorization": "Bearer change-me"},
 			Secret:  "change-me-too", On: []string{"failure", "missed", "recovered"},
-		}, {Command: appendJSONL, Dir: configDir(examplePath), On: []string{"failure", "missed", "recovered"}}},
+		}, {Command: appendJSONL, Dir: configDir(examplePath), On: []string{"failure", "missed", "recovered", "anomaly"}}},
 		Jobs: []Job{{
 			Name: "hello", Schedule: "*/10 * * * * *", Shell: "date; echo hello from $CRONLOCK_JOB",
 			Grace: grace, Location: time.UTC,

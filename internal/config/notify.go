@@ -42,7 +42,8 @@ type NotifyTarget struct {
 	// file's folder. Default "": cronlock's working directory.
 	Dir string `yaml:"dir"`
 	// On lists the events that fire the target, each one of NotifyFailure,
-	// NotifyMissed, NotifyRecovered and NotifySuccess, without repeats.
+	// NotifyMissed, NotifyRecovered, NotifySuccess and NotifyAnomaly,
+	// without repeats.
 	// Default DefaultNotifyOn; an explicitly empty list is an error.
 	On []string `yaml:"on"`
 
@@ -62,14 +63,18 @@ const (
 	NotifyRecovered = "recovered"
 	// NotifySuccess fires for every successful run.
 	NotifySuccess = "success"
+	// NotifyAnomaly fires once for each shared record of the job that a
+	// replica found untrustworthy and repaired (a last claimed tick beyond
+	// the server's time, a corrupt record).
+	NotifyAnomaly = "anomaly"
 )
 
 // NotifyEvents lists every valid event, in documentation order.
-var NotifyEvents = []string{NotifyFailure, NotifyMissed, NotifyRecovered, NotifySuccess}
+var NotifyEvents = []string{NotifyFailure, NotifyMissed, NotifyRecovered, NotifySuccess, NotifyAnomaly}
 
 // DefaultNotifyOn is the on list of a target that does not write one: what
 // needs a human's attention, and the all-clear after it.
-var DefaultNotifyOn = []string{NotifyFailure, NotifyMissed, NotifyRecovered}
+var DefaultNotifyOn = []string{NotifyFailure, NotifyMissed, NotifyRecovered, NotifyAnomaly}
 
 // SignatureHeader is the webhook header that carries the HMAC signature.
 const SignatureHeader = "X-Cronlock-Signature"

@@ -12,6 +12,7 @@ const (
 	EventMissed    = config.NotifyMissed
 	EventRecovered = config.NotifyRecovered
 	EventSuccess   = config.NotifySuccess
+	EventAnomaly   = config.NotifyAnomaly
 )
 
 // statusInterrupted is the status of a run cut short by its replica stopping
@@ -24,6 +25,7 @@ const statusInterrupted = scheduler.StatusInterrupted
 //
 //   - failed, timeout, lost, abandoned: [failure]
 //   - missed: [missed]
+//   - anomaly (a note: the job's shared record was repaired): [anomaly]
 //   - succeeded: [recovered, success] when previous is a status that is not
 //     a success (failed, timeout, lost, abandoned, missed, cancelled,
 //     interrupted), else [success]
@@ -40,6 +42,8 @@ func Events(status, previous string) []string {
 		return []string{EventFailure}
 	case scheduler.StatusMissed:
 		return []string{EventMissed}
+	case scheduler.StatusAnomaly:
+		return []string{EventAnomaly}
 	case scheduler.StatusSucceeded:
 		if notSuccess(previous) {
 			return []string{EventRecovered, EventSuccess}

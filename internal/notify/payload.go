@@ -10,8 +10,8 @@ import (
 // POST and the standard input of a command. Every key is always present;
 // unknown values are null (start, end, exit_code) or empty.
 type Payload struct {
-	// Event is the event that fired the target: failure, missed, recovered
-	// or success.
+	// Event is the event that fired the target: failure, missed, recovered,
+	// success or anomaly.
 	Event string `json:"event"`
 	Job   string `json:"job"`
 	// Tick is the scheduled time of the run (for missed: the first missed
@@ -20,11 +20,12 @@ type Payload struct {
 	// Manual is true for a run started by a trigger, not by the schedule.
 	Manual bool `json:"manual"`
 	// Status is the recorded status: succeeded, failed, timeout, lost,
-	// missed, abandoned.
+	// missed, abandoned, or anomaly (a note: the job's shared record was
+	// repaired; Error says what was found and done).
 	Status string `json:"status"`
 	// Reason says why ticks were missed (overlap, no_replica, outage,
-	// lock_held); ""
-	// for other statuses.
+	// lock_held), or the kind of an anomaly (future_tick, corrupt); "" for
+	// other statuses.
 	Reason   string     `json:"reason"`
 	Attempts int        `json:"attempts"`
 	Start    *time.Time `json:"start"`

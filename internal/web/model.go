@@ -58,7 +58,15 @@ type Job struct {
 	Running bool   `json:"running"`
 	Holder  string `json:"holder,omitempty"`
 	Token   uint64 `json:"token,omitempty"`
+	// State is "corrupt" when the job's record in the shared history is not
+	// a job state (Error says why; the last run and runs are then unknown):
+	// a running replica repairs it at the job's next tick. Absent otherwise.
+	State string `json:"state,omitempty"`
+	Error string `json:"error,omitempty"`
 }
+
+// StateCorrupt is Job.State for a job whose shared record is corrupt.
+const StateCorrupt = "corrupt"
 
 // JobDetail is one job with its lock and recent runs (GET /api/jobs/{name}).
 type JobDetail struct {

@@ -68,6 +68,13 @@
     return el("span", { "class": "badge st-" + st, text: st });
   }
 
+  // jobStatus is a job's last status, or "corrupt" (with why, as a tooltip)
+  // while its shared record cannot be read.
+  function jobStatus(j) {
+    if (j.state === "corrupt") { return el("span", { "class": "badge st-corrupt", title: j.error || "", text: "corrupt" }); }
+    return statusBadge(j.last_status);
+  }
+
   function suspendedCell(s) {
     return s ? el("span", { "class": "badge st-suspended", text: "suspended" }) : "no";
   }
@@ -95,7 +102,7 @@
       td("name", "Job", el("a", { href: "/jobs/" + encodeURIComponent(j.name), text: j.name })),
       td("schedule", "Schedule", el("code", { text: j.schedule }), " ", muted(j.timezone)),
       td("next", "Next run", j.suspended ? NONE : fmtNext(j.next)),
-      td("status", "Last status", statusBadge(j.last_status)),
+      td("status", "Last status", jobStatus(j)),
       td("last", "Last run", fmtTime(j.last_start)),
       td("duration", "Duration", fmtSeconds(j.last_duration_seconds)),
       td("lock", "Lock", lock),
@@ -162,7 +169,7 @@
       sum.replaceChildren();
       fact(sum, "Schedule", "schedule", el("span", null, el("code", { text: d.schedule }), " ", muted(d.timezone)));
       fact(sum, "Next run", "next", d.suspended ? NONE : fmtNext(d.next));
-      fact(sum, "Last status", "status", statusBadge(d.last_status));
+      fact(sum, "Last status", "status", jobStatus(d));
       fact(sum, "Suspended", "suspended", suspendedCell(d.suspended));
     }
     var acts = document.getElementById("actions");
