@@ -28,7 +28,7 @@ const electionBound = 2*time.Second + 9*time.Second + 4*time.Second
 type clusterNode struct {
 	name   string
 	config string
-	client string // nats://127.0.0.1:PORT of its embedded server
+	client string // nats://TOKEN@127.0.0.1:PORT of its embedded server
 	d      *daemon
 }
 
@@ -46,6 +46,7 @@ nats:
   embedded:
     store_dir: %q
     listen: 127.0.0.1:%d
+    auth: {token: %s} # clients need it; the routes between the nodes do not
     cluster:
       name: cronlock-test
       listen: 127.0.0.1:%d
@@ -58,7 +59,7 @@ jobs:
     schedule: "* * * * * *"
     env: {OUT: %q}
     shell: %q
-`, filepath.Join(dir, fmt.Sprintf("store%d", i+1)), clientPorts[i], routePorts[i], strings.Join(routes, ", "),
+`, filepath.Join(dir, fmt.Sprintf("store%d", i+1)), clientPorts[i], natsTok, routePorts[i], strings.Join(routes, ", "),
 		i+1, out, clusterJob)
 }
 
@@ -107,7 +108,7 @@ func TestThreeEmbeddedNodes(t *testing.T) {
 	nodes := make([]*clusterNode, 3)
 	for i := range nodes {
 		name := fmt.Sprintf("n%d", i+1)
-		nodes[i] = &clusterNode{name: name, client: fmt.Sprintf("nats://127.0.0.1:%d", clientPorts[i]),
+		nodes[i] = &clusterNode{name: name, client: fmt.Sprintf("nats://%s@127.0.0.1:%d", natsTok, clientPorts[i]),
 			config: writeFile(t, dir, name+".yaml", clusterConfig(dir, out, i, clientPorts, routePorts))}
 	}
 	for _, n := range nodes {

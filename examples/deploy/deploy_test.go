@@ -40,8 +40,38 @@ func stopBudget(cfg *config.Config) time.Duration {
 	return cfg.ShutdownGrace.Duration() + grace + releaseTime
 }
 
+// exampleSecrets are the secret files the example configurations name: the
+// Kubernetes Secret's mount and the VM's file.
+var exampleSecrets = []string{"/var/run/secrets/cronlock/admin-token", "/etc/cronlock/admin-token"}
+
+// parseExample parses data (the file name) with each of exampleSecrets
+// replaced by a temporary file holding a token, as the pod's Secret mount
+// or the VM's file would.
+func parseExample(t *testing.T, name string, data []byte) (*config.Config, error) {
+	t.Helper()
+	tok := filepath.Join(t.TempDir(), "admin-token")
+	if err := os.WriteFile(tok, []byte("4f6c2a9e8b1d3f5a7c9e0b2d4f6a8c1e\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	for _, p := range exampleSecrets {
+		s = strings.ReplaceAll(s, p, tok)
+	}
+	return config.Parse(name, []byte(s))
+}
+
+// loadExample is parseExample of the file at path.
+func loadExample(t *testing.T, path string) (*config.Config, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseExample(t, path, data)
+}
+
 func TestCronlockYAML(t *testing.T) {
-	cfg, err := config.Load("cronlock.yaml")
+	cfg, err := loadExample(t, "cronlock.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +124,7 @@ func checkProduction(t *testing.T, cfg *config.Config) {
 func sameButNATS(cfg *config.Config) string {
 	c := *cfg
 	c.NATS, c.Path = config.NATS{}, ""
+	c.HTTP.AdminTokenFile = "" // a Secret's mount, a file in /etc/cronlock
 	c.Jobs = slices.Clone(c.Jobs)
 	for i := range c.Jobs {
 		c.Jobs[i].Env, c.Jobs[i].Line = nil, 0
@@ -132,7 +163,7 @@ func TestSystemdUnit(t *testing.T) {
 			t.Errorf("%s=%s, want %s", k, unit[k], want)
 		}
 	}
-	cfg, err := config.Load("cronlock.yaml")
+	cfg, err := loadExample(t, "cronlock.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -221,7 +221,7 @@ func TestKubernetes(t *testing.T) {
 		t.Errorf("terminationGracePeriodSeconds %v: not longer than a stop can take (%v)", grace, budget)
 	}
 	checkVolumes(t, pod.Spec, cm.Name, createdSecrets(t))
-	checkContainer(t, pod, cfg)
+	checkContainer(t, pod, cfg, cm.Data["cronlock.yaml"])
 }
 
 // createdSecrets are the Secrets kubernetes.yaml's header creates with
@@ -274,7 +274,7 @@ const natsService = "nats://nats.nats.svc.cluster.local:4222"
 // checks it is cronlock.yaml but for the NATS connection.
 func configMapConfig(t *testing.T, cm *corev1.ConfigMap) *config.Config {
 	t.Helper()
-	cfg, err := config.Parse("kubernetes.yaml:cronlock.yaml", []byte(cm.Data["cronlock.yaml"]))
+	cfg, err := parseExample(t, "kubernetes.yaml:cronlock.yaml", []byte(cm.Data["cronlock.yaml"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func configMapConfig(t *testing.T, cm *corev1.ConfigMap) *config.Config {
 	if cfg.NATS.URL != natsService {
 		t.Errorf("nats.url %q, want the chart's client Service %s", cfg.NATS.URL, natsService)
 	}
-	file, err := config.Load("cronlock.yaml")
+	file, err := loadExample(t, "cronlock.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func configMapConfig(t *testing.T, cm *corev1.ConfigMap) *config.Config {
 // checkContainer: cronlock's container runs the Dockerfile's image as built
 // in the header, mounts its files where the configuration expects them,
 // and is probed and scraped on the configured HTTP port.
-func checkContainer(t *testing.T, pod corev1.PodTemplateSpec, cfg *config.Config) {
+func checkContainer(t *testing.T, pod corev1.PodTemplateSpec, cfg *config.Config, configText string) {
 	t.Helper()
 	c := pod.Spec.Containers[0]
 	df := parseDockerfile(t, "../../Dockerfile")
@@ -307,6 +307,11 @@ func checkContainer(t *testing.T, pod corev1.PodTemplateSpec, cfg *config.Config
 	}
 	if dir := filepath.Dir(cfg.NATS.CredsFile); mountOf(pod.Spec, c, dir).Secret == nil {
 		t.Errorf("nats.creds_file %s: no Secret mounted on %s", cfg.NATS.CredsFile, dir)
+	}
+	// The admin token is a Secret mounted as a file, not in the ConfigMap.
+	if p := exampleSecrets[0]; !strings.Contains(configText, "admin_token_file: "+p) ||
+		mountOf(pod.Spec, c, filepath.Dir(p)).Secret == nil {
+		t.Errorf("http.admin_token_file: want %s, on a mounted Secret", p)
 	}
 	if mountOf(pod.Spec, c, filepath.Dir(c.Command[len(c.Command)-1])).ConfigMap == nil {
 		t.Errorf("command's config %s: not in a mounted ConfigMap", c.Command[len(c.Command)-1])

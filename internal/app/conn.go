@@ -206,7 +206,7 @@ func (c ctxDialer) Dial(network, address string) (net.Conn, error) {
 
 // dialInProcess connects to an embedded server without a socket.
 func dialInProcess(cfg config.NATS, e *embeddedServer, log zerolog.Logger) (*Conn, error) {
-	opts, err := clientOptions(config.NATS{Name: cfg.Name}, log)
+	opts, err := clientOptions(config.NATS{Name: cfg.Name, Token: config.Secret(e.token)}, log)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/jsapi"
 	"github.com/cronlock/cronlock/internal/notify"
+	"github.com/cronlock/cronlock/internal/web"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -58,6 +59,9 @@ type Daemon struct {
 	triggers *triggerServer         // trigger requests over NATS
 	stage    atomic.Pointer[string] // why the daemon is not ready while it starts
 
+	// tokens are the HTTP tokens in effect; see webtokens.go.
+	tokens atomic.Pointer[web.Tokens]
+
 	schedCtx    context.Context // cancelled when the scheduler must stop
 	schedCancel context.CancelFunc
 	dialCtx     context.Context // cancelled to abandon connection attempts
@@ -91,6 +95,7 @@ func NewDaemon(ctx context.Context, cfg *config.Config, logOut io.Writer) (*Daem
 	}
 	d := &Daemon{log: log, cfg: cfg, reg: prometheus.NewRegistry(), sigs: make(chan os.Signal, 4)}
 	d.web = &webSource{d: d, log: log.With().Str("component", "web").Logger()}
+	d.applyTokens(cfg, zerolog.Nop())
 	d.triggers = newTriggerServer(d)
 	signal.Notify(d.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	d.schedCtx, d.schedCancel = context.WithCancel(context.Background())

@@ -32,6 +32,7 @@ func dialEmbedded(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 		return nil, err
 	}
 	logEmbedded(log, cfg.Embedded, e)
+	warnEmbeddedOpen(log, cfg.Embedded)
 	c, err := dialInProcess(cfg, e, log)
 	if err != nil {
 		e.shutdown()
@@ -54,6 +55,9 @@ func dialOperator(cfg config.NATS, log zerolog.Logger) (*Conn, error) {
 	if listen != "" {
 		local := cfg
 		local.URL = "nats://" + connectAddr(listen)
+		if cfg.Embedded.Auth.InUse() {
+			local.Token = cfg.Embedded.Auth.Token // config allows no other method beside it
+		}
 		c, err := dialURL(local, log)
 		if err == nil {
 			return c, nil

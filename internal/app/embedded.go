@@ -22,6 +22,8 @@ const embeddedReady = 30 * time.Second
 type embeddedServer struct {
 	srv   *server.Server
 	store *storeLock
+	// token is what its clients must present (nats.embedded.auth), or "".
+	token string
 }
 
 // startEmbedded locks e.StoreDir and starts nats-server on it, named as
@@ -44,6 +46,9 @@ func startEmbedded(e config.Embedded, log zerolog.Logger) (*embeddedServer, erro
 		StoreDir:   storeDir,
 		NoSigs:     true, // cronlock handles its own signals
 		DontListen: listen == "",
+		// nats.embedded.auth: every client, in-process ones included,
+		// presents the token; routes between cluster nodes are not clients.
+		Authorization: e.Auth.Token.Value(),
 	}
 	if e.Cluster.InUse() {
 		if err := configureCluster(opts, e.Cluster); err != nil {
@@ -83,7 +88,7 @@ func startEmbedded(e config.Embedded, log zerolog.Logger) (*embeddedServer, erro
 		}
 		return nil, fmt.Errorf("embedded NATS server: %w", err)
 	}
-	return &embeddedServer{srv: srv, store: store}, nil
+	return &embeddedServer{srv: srv, store: store, token: e.Auth.Token.Value()}, nil
 }
 
 // waitReady waits until srv accepts clients, or returns at once with the
@@ -145,4 +150,16 @@ func (l *serverLogger) Fatalf(format string, v ...any) {
 	case l.fatal <- msg:
 	default:
 	}
+}
+
+// warnEmbeddedOpen warns, once at start, when the embedded server accepts
+// TCP clients without a token: config allows that only on a loopback
+// address, where every process and user of this host can still reach the
+// locks and the history.
+func warnEmbeddedOpen(log zerolog.Logger, e config.Embedded) {
+	if e.Listen == "" || e.Auth.InUse() {
+		return
+	}
+	log.Warn().Str("listen", e.Listen).Msg("the embedded NATS server accepts clients on nats.embedded.listen without " +
+		"a token: every process on this host can take, release and forge locks; set nats.embedded.auth.token_file")
 }

@@ -11,10 +11,12 @@ import (
 //
 //   - /: the status page and its JSON API under /api/ (internal/web) over
 //     the daemon; actions (trigger, suspend, resume) only with
-//     http.admin_token. Before NATS is up, the page shows why it is not
-//     ready;
+//     http.admin_token, and reading only with http.read_token when it is
+//     set (the tokens in effect, see webtokens.go). Before NATS is up, the
+//     page shows why it is not ready;
 //   - /metrics: the Prometheus registry (scheduler, Go runtime, process and
-//     cronlock's own metrics);
+//     cronlock's own metrics), served by the web handler so that
+//     http.read_token guards it like the page;
 //   - /healthz: 200 while the process runs (liveness);
 //   - /readyz: 200 only while NATS is connected and the scheduler is
 //     running, 503 with a one-line reason otherwise (readiness): the stage
@@ -23,10 +25,10 @@ import (
 func (d *Daemon) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", web.Handler(d.web, web.Options{
-		AdminToken: d.cfg.HTTP.AdminToken.Value(),
-		Logger:     d.log.With().Str("component", "web").Logger(),
+		Tokens:  d.webTokens,
+		Metrics: d.metricsHandler(), // behind http.read_token; metrics_listen serves it without
+		Logger:  d.log.With().Str("component", "web").Logger(),
 	}))
-	mux.Handle("GET /metrics", d.metricsHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))

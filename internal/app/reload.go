@@ -16,7 +16,8 @@ import (
 // and added again. A run in progress is never interrupted; it finishes, and
 // the job's lock keeps the new version from overlapping it. An invalid file
 // is rejected as a whole, its errors logged, and the jobs running stay as
-// they are. Settings other than jobs (nats, lock, history, http, log,
+// they are. The HTTP tokens take effect at once (webtokens.go). Settings
+// other than jobs and those (nats, lock, history, http, log,
 // shutdown_grace, config_watch, max_concurrent_runs) are logged as needing a
 // restart and not applied.
 //
@@ -32,6 +33,7 @@ func (d *Daemon) Reload() error {
 		log.Error().Err(err).Msg("reload rejected: invalid configuration; the previous one keeps running")
 		return err
 	}
+	d.applyTokens(next, log)
 	if changed := restartSections(d.cfg, next); len(changed) > 0 {
 		log.Warn().Strs("sections", changed).Msg("reload: these settings changed and take effect only after a restart")
 	}
@@ -86,7 +88,7 @@ func restartSections(a, b *config.Config) []string {
 		{"nats", a.NATS, b.NATS},
 		{"lock", a.Lock, b.Lock},
 		{"history", a.History, b.History},
-		{"http", a.HTTP, b.HTTP},
+		{"http", restartHTTP(a.HTTP), restartHTTP(b.HTTP)},
 		{"log", a.Log, b.Log},
 		{"shutdown_grace", a.ShutdownGrace, b.ShutdownGrace},
 		{"config_watch", a.ConfigWatch, b.ConfigWatch},

@@ -18,8 +18,9 @@
 //
 // The file is taken literally:
 //
-//   - ${VAR} and $VAR are NOT expanded anywhere. Keep secrets out of the file
-//     and use nats.creds_file or nats.nkey_file instead of token/password.
+//   - ${VAR} and $VAR are NOT expanded anywhere. Keep secrets out of the file:
+//     use nats.creds_file or nats.nkey_file, and the x_file key of every
+//     other secret x (http.admin_token_file, notify[].secret_file, ...).
 //   - YAML anchors, aliases, merge keys (<<) and tags (!!str) are rejected, so
 //     that what you read is what runs and every error has one location.
 //   - Scalars are not converted between types: a string field given 0755 or
@@ -28,13 +29,16 @@
 //   - A key whose value is empty (null) is treated exactly as if it were
 //     absent: the default applies.
 //
-// Secrets (nats.token, nats.password) are of type [Secret]; they never appear
+// Secrets (nats.token, nats.password, http.admin_token, http.read_token,
+// notify secrets and headers) are of type [Secret], and each can be read
+// from a file instead (x_file, see secretfile.go); they never appear
 // in errors returned by this package or in the fmt, JSON or YAML rendering of
 // a [Config].
 //
 // It owns the file format: keys, defaults, validation and where each error
 // is. It must not know how the settings are used (that is internal/app's),
-// and it does not touch NATS, files other than the one it reads, or time.
+// and it does not touch NATS, files other than the one it reads and the
+// secret files it names (the *_file keys, see secretfile.go), or time.
 package config
 
 import (
@@ -91,7 +95,11 @@ type NATS struct {
 	Token     Secret `yaml:"token"`
 	User      string `yaml:"user"`
 	Password  Secret `yaml:"password"`
-	TLS       TLS    `yaml:"tls"`
+	// TokenFile and PasswordFile name files holding Token and Password
+	// (see the *_file convention in secretfile.go); each excludes its key.
+	TokenFile    string `yaml:"token_file"`
+	PasswordFile string `yaml:"password_file"`
+	TLS          TLS    `yaml:"tls"`
 	// InboxPrefix is the subject prefix of the client's reply subjects
 	// (request replies and watch deliveries), e.g. "_INBOX_cronlock". Empty
 	// (the default) means NATS' "_INBOX": a restricted user then needs
@@ -142,6 +150,9 @@ type Embedded struct {
 	// Cluster makes the embedded server one node of a JetStream cluster of
 	// cronlock processes. The zero value (the default) is a single node.
 	Cluster Cluster `yaml:"cluster"`
+	// Auth is what clients of the embedded server must present. Required
+	// when Listen's host is not a loopback address; see EmbeddedAuth.
+	Auth EmbeddedAuth `yaml:"auth"`
 }
 
 // Cluster configures the embedded server as a node of a NATS cluster formed
@@ -238,6 +249,16 @@ type HTTP struct {
 	// MinAdminTokenLength characters of visible ASCII (no spaces: it goes
 	// into an HTTP header) and needs http.listen.
 	AdminToken Secret `yaml:"admin_token"`
+	// AdminTokenFile names a file holding AdminToken (the *_file
+	// convention, see secretfile.go). Default "".
+	AdminTokenFile string `yaml:"admin_token_file"`
+	// ReadToken, when set, closes the status page, /api/ and /metrics to
+	// requests without it (or the admin token): "Authorization: Bearer
+	// <token>", or the cookie the page's login form sets. /healthz and
+	// /readyz stay open. Same rules as AdminToken. Default "": open.
+	ReadToken Secret `yaml:"read_token"`
+	// ReadTokenFile names a file holding ReadToken. Default "".
+	ReadTokenFile string `yaml:"read_token_file"`
 }
 
 // Log configures logging.
@@ -379,6 +400,7 @@ func Parse(filename string, data []byte) (*Config, error) {
 	d := newDecoder(filename, data)
 	cfg := d.decode()
 	if cfg != nil {
+		d.readSecretFiles(cfg)
 		d.validate(cfg)
 	}
 	if err := d.err(); err != nil {

@@ -52,6 +52,9 @@ type decoder struct {
 	// failed holds the paths that already have an error, so that checks
 	// depending on them stay quiet instead of piling up follow-on errors.
 	failed map[string]bool
+	// fromFile holds the secret keys whose value was read from their _file
+	// key's file (see readSecretFiles); nil until one is.
+	fromFile map[string]bool
 }
 
 func newDecoder(file string, data []byte) *decoder {

@@ -72,6 +72,12 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 			checkCommentedOut(t, string(data), ok)
 			continue
 		}
+		if k == "http.read_token" {
+			if ok || !strings.Contains(string(data), "\n  # read_token: ") {
+				t.Errorf("%s: %s must be shown commented out (\"  # read_token: ...\")", examplePath, k)
+			}
+			continue
+		}
 		if !ok {
 			t.Errorf("%s: key not set in %s", k, examplePath)
 			continue

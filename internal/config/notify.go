@@ -36,6 +36,11 @@ type NotifyTarget struct {
 	// Secret, when set (non-empty), is the HMAC-SHA256 key of a webhook's
 	// X-Cronlock-Signature header.
 	Secret Secret `yaml:"secret"`
+	// SecretFile and HeadersFile name files holding Secret and Headers (the
+	// *_file convention, see secretfile.go); HeadersFile holds one
+	// "Name: value" line per header. Default "".
+	SecretFile  string `yaml:"secret_file"`
+	HeadersFile string `yaml:"headers_file"`
 	// Command is a non-empty argv, Command[0] non-empty, run without a shell.
 	Command []string `yaml:"command"`
 	// Dir is a command's working directory; relative to the configuration

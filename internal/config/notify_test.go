@@ -29,7 +29,7 @@ func TestNotifyErrors(t *testing.T) {
 		{"not a list", "notify: {webhook: http://x}\n" + job0, []want{{"1: notify", "expected a list of notify targets, got a mapping"}}},
 		{"null entry", "notify:\n  -\n" + job0, []want{{"2: notify[0]", "empty notify target"}}},
 		{"unknown key", "notify:\n  - webhook: http://x\n    url: http://y\n" + job0, []want{
-			{"3: notify[0].url", "unknown key (valid keys here: webhook, headers, secret, command, dir, on)"}}},
+			{"3: notify[0].url", "unknown key (valid keys here: webhook, headers, secret, secret_file, headers_file, command, dir, on)"}}},
 		{"neither webhook nor command", "notify:\n  - on: [failure]\n" + job0, []want{{"2: notify[0]", "one of webhook or command is required"}}},
 		{"both webhook and command", "notify:\n  - webhook: http://x\n    command: [\"true\"]\n" + job0, []want{
 			{"3: notify[0].command", "webhook and command are mutually exclusive"}}},

@@ -13,13 +13,15 @@ import (
 // resolvePaths makes every relative path key of c absolute against dir, the
 // folder of the configuration file (itself absolute): nats.embedded.store_dir
 // (its default included), nats.creds_file, nats.nkey_file, nats.tls.ca_file,
-// cert_file and key_file, http.tls.cert_file and key_file, each job's dir, and notification commands' dir
-// (top-level and per job). Empty values stay empty: they
+// cert_file and key_file, http.tls.cert_file and key_file, the secret files
+// (x_file keys), each job's dir, and notification commands' dir and secret
+// files (top-level and per job). Empty values stay empty: they
 // mean "not set" (a job's dir: cronlock's working directory).
 func (c *Config) resolvePaths(dir string) {
 	n := &c.NATS
 	for _, p := range []*string{
 		&n.Embedded.StoreDir, &n.CredsFile, &n.NKeyFile, &n.TLS.CAFile, &n.TLS.CertFile, &n.TLS.KeyFile,
+		&n.TokenFile, &n.PasswordFile, &n.Embedded.Auth.TokenFile, &c.HTTP.AdminTokenFile, &c.HTTP.ReadTokenFile,
 	} {
 		*p = resolvePath(dir, *p)
 	}
@@ -36,6 +38,8 @@ func (c *Config) resolvePaths(dir string) {
 func resolveNotify(dir string, targets []NotifyTarget) {
 	for i := range targets {
 		targets[i].Dir = resolvePath(dir, targets[i].Dir)
+		targets[i].SecretFile = resolvePath(dir, targets[i].SecretFile)
+		targets[i].HeadersFile = resolvePath(dir, targets[i].HeadersFile)
 	}
 }
 

@@ -70,6 +70,7 @@ func (d *decoder) check(bad bool, path string, also []string, format string, arg
 // resolves job time zones.
 func (d *decoder) validate(c *Config) {
 	d.validateNATS(&c.NATS)
+	d.validateEmbeddedAuth(&c.NATS)
 	d.validateLock(&c.Lock)
 	d.validateCluster(c)
 
@@ -303,29 +304,46 @@ func (d *decoder) checkListen(path, addr string) {
 		quote(addr))
 }
 
-// validateAdminToken checks http.admin_token when it is written. Messages
-// never repeat the token.
+// validateAdminToken checks http.admin_token and http.read_token when they
+// are written (directly or through their _file key). Messages never repeat
+// a token.
 func (d *decoder) validateAdminToken(h HTTP) {
-	const path = "http.admin_token"
-	if !d.set[path] {
-		return
+	for _, t := range []struct {
+		key  string
+		tok  Secret
+		hint string
+	}{
+		{"http.admin_token", h.AdminToken, "for a read-only status page"},
+		{"http.read_token", h.ReadToken, "for an open status page"},
+	} {
+		path := d.fileKey(t.key)
+		if !d.set[path] || d.isFailed(path) {
+			continue
+		}
+		if msg := tokenProblem(t.tok.Value(), t.hint); msg != "" {
+			d.check(true, path, nil, "%s", msg)
+			continue
+		}
+		d.check(h.Listen == "", path, []string{"http.listen"}, "has no effect: http.listen is empty, so there is no HTTP server")
 	}
-	tok := h.AdminToken.Value()
+}
+
+// tokenProblem is what makes tok a weak secret (empty, not visible ASCII,
+// short, a placeholder), or "". hint ends the message for an empty one.
+func tokenProblem(tok, hint string) string {
 	visible := strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r > '~' }) < 0
 	switch {
 	case tok == "":
-		d.check(true, path, nil, "must not be empty; leave the key out for a read-only status page")
+		return "must not be empty; leave the key out " + hint
 	case !visible:
-		d.check(true, path, nil, "must be visible ASCII characters without spaces (it is sent in an HTTP header)")
+		return "must be visible ASCII characters without spaces (it is sent in an HTTP header)"
 	case len(tok) < MinAdminTokenLength:
-		d.check(true, path, nil, "too short: use at least %d characters (make one with `%s`)",
-			MinAdminTokenLength, AdminTokenCommand)
+		return fmt.Sprintf("too short: use at least %d characters (make one with `%s`)", MinAdminTokenLength, AdminTokenCommand)
 	case placeholderToken(tok):
-		d.check(true, path, nil, "is a placeholder, not a secret: anyone who read the example could use it; "+
-			"make a token with `%s`, or leave the key out for a read-only status page", AdminTokenCommand)
-	case h.Listen == "":
-		d.check(true, path, []string{"http.listen"}, "has no effect: http.listen is empty, so there is no HTTP server")
+		return fmt.Sprintf("is a placeholder, not a secret: anyone who read the example could use it; "+
+			"make a token with `%s`, or leave the key out %s", AdminTokenCommand, hint)
 	}
+	return ""
 }
 
 // AdminTokenCommand makes a good http.admin_token; the errors about a weak

@@ -32,11 +32,12 @@ func (s *server) action(name string) func(context.Context, string) error {
 // job is unknown, 403 without the right bearer token.
 func (s *server) apiAction(w http.ResponseWriter, r *http.Request) {
 	act := s.action(r.PathValue("action"))
-	if s.opts.AdminToken == "" || act == nil {
+	if s.tokens().Admin == "" || act == nil {
 		writeJSON(w, http.StatusNotFound, errorResponse{Error: "no such action"})
 		return
 	}
 	if !s.authorized(r) {
+		s.refusals.refused(r, "action without the admin token")
 		writeJSON(w, http.StatusForbidden, errorResponse{
 			Error: "forbidden: send the admin token as Authorization: Bearer <token>"})
 		return
@@ -54,9 +55,20 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) {
 // authorized reports whether r carries the admin token as a bearer token,
 // compared in constant time so response timing reveals nothing about it.
 func (s *server) authorized(r *http.Request) bool {
+	return tokenIs(bearer(r), s.tokens().Admin)
+}
+
+// bearer is the token of r's "Authorization: Bearer <token>" header, or "".
+func bearer(r *http.Request) string {
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		return ""
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.opts.AdminToken)) == 1
+	return strings.TrimSpace(token)
+}
+
+// tokenIs reports whether got is the configured token want, in constant
+// time; an unset (empty) token matches nothing.
+func tokenIs(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }

@@ -29,6 +29,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	t.Run("output tails are visible and inert", func(t *testing.T) { testOutputInert(t, b.For(t)) })
 	t.Run("actions need the token", func(t *testing.T) { testActions(t, b.For(t)) })
 	t.Run("read-only without an admin token", func(t *testing.T) { testReadOnly(t, b.For(t)) })
+	t.Run("the read token is entered once", func(t *testing.T) { testReadLogin(t, b.For(t)) })
 	t.Run("readable at phone width", func(t *testing.T) { testPhoneWidth(t, b.For(t)) })
 }
 
@@ -191,6 +192,39 @@ func testReadOnly(t *testing.T, b *webtest.Browser) {
 		}
 	}
 	noProblems(t, b)
+}
+
+// testReadLogin: with a read token the page asks for it; entered once (a
+// wrong one is refused), it shows the jobs, on every page, live.
+func testReadLogin(t *testing.T, b *webtest.Browser) {
+	b.ClearConsole()
+	srv := serve(t, fixture(), web.Options{ReadToken: readToken})
+	b.Navigate(srv.URL + "/")
+	b.WaitCount("#login-token", 1, pageWait)
+	if n := b.Count("#jobs tbody tr[data-job]"); n != 0 {
+		t.Fatalf("the login page shows %d jobs", n)
+	}
+	b.Type("#login-token", "wrong")
+	b.Click("#login-submit")
+	b.WaitText("#login-error", "not the read token", pageWait)
+	b.Type("#login-token", readToken)
+	b.Click("#login-submit")
+	b.WaitCount("#jobs tbody tr[data-job]", 3, pageWait)
+	b.WaitText("#updated", "live · updated", pageWait) // the API answers the script too
+	if c := webtest.Eval[string](b, "document.cookie"); strings.Contains(c, web.ReadCookie) {
+		t.Fatalf("the session cookie is readable by scripts: %q", c)
+	}
+	b.Navigate(srv.URL + "/jobs/backup")
+	b.WaitText("#updated", "live · updated", pageWait)
+	if b.Count("#login-token") != 0 {
+		t.Fatal("the job page asks for the token again")
+	}
+	for _, p := range b.Problems() {
+		// The browser logs the 401 answers before the login as errors.
+		if !strings.Contains(p, "401") {
+			t.Errorf("page problem: %s", p)
+		}
+	}
 }
 
 func testPhoneWidth(t *testing.T, b *webtest.Browser) {

@@ -20,9 +20,14 @@
 //	POST /api/jobs/{name}/trigger   start a run now         (admin token)
 //	POST /api/jobs/{name}/suspend   stop scheduling the job (admin token)
 //	POST /api/jobs/{name}/resume    schedule it again       (admin token)
+//	POST /login                     the read token entered on the page
+//	GET  /metrics                   Options.Metrics, when set
 //
 // Actions exist only when Options.AdminToken is set; they require the header
-// "Authorization: Bearer <token>". No GET changes anything.
+// "Authorization: Bearer <token>". No GET changes anything. With
+// Options.ReadToken set, every route but /static/ and POST /login needs the
+// read or admin token (readauth.go). Refused requests are logged at warn, at
+// most once a minute per client address (refusals.go).
 //
 // It owns the page, its assets and the API's JSON shapes. It must not know
 // NATS, buckets or the scheduler: it reads and acts through the Source its

@@ -29,7 +29,18 @@ type Options struct {
 	// requests must carry it as "Authorization: Bearer <token>". Empty: the
 	// action routes answer 404 and the page shows no buttons.
 	AdminToken string
-	// Logger receives source and template errors. Zero value: discarded.
+	// ReadToken, when set, closes every route but /static/ and POST /login
+	// to requests without it or the admin token (see readauth.go). Empty:
+	// reading is open.
+	ReadToken string
+	// Tokens, when set, is asked for the tokens at every request instead of
+	// AdminToken and ReadToken, so that a reload that changes them takes
+	// effect at once.
+	Tokens func() Tokens
+	// Metrics, when set, is served at GET /metrics behind the read token.
+	Metrics http.Handler
+	// Logger receives source and template errors, and the refused requests
+	// (see refusals.go). Zero value: discarded.
 	Logger zerolog.Logger
 	// Now returns the current time, for "next run in ..." texts. Nil:
 	// time.Now.
@@ -38,9 +49,10 @@ type Options struct {
 
 // server holds one Handler's state.
 type server struct {
-	src  Source
-	opts Options
-	tmpl *template.Template
+	src      Source
+	opts     Options
+	tmpl     *template.Template
+	refusals *refusalLog
 }
 
 // Handler returns the status page and the /api/ routes over src. Mount it at
@@ -50,7 +62,8 @@ func Handler(src Source, opts Options) http.Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &server{src: &watched{Source: src, log: opts.Logger}, opts: opts, tmpl: parseTemplates()}
+	s := &server{src: &watched{Source: src, log: opts.Logger}, opts: opts, tmpl: parseTemplates(),
+		refusals: newRefusalLog(opts.Logger, time.Now)}
 	static, err := fs.Sub(assets, "assets/static")
 	if err != nil {
 		panic(err) // the embed directive guarantees the directory
@@ -64,7 +77,11 @@ func Handler(src Source, opts Options) http.Handler {
 	mux.HandleFunc("GET /api/jobs/{name}/runs", s.apiRuns)
 	mux.HandleFunc("GET /api/replicas", s.apiReplicas)
 	mux.HandleFunc("POST /api/jobs/{name}/{action}", s.apiAction)
-	return securityHeaders(mux)
+	mux.HandleFunc("POST /login", s.login)
+	if opts.Metrics != nil {
+		mux.Handle("GET /metrics", opts.Metrics)
+	}
+	return securityHeaders(s.readGuard(mux))
 }
 
 // securityHeaders sets the headers every response carries.

@@ -42,7 +42,7 @@ func parseTemplates() *template.Template {
 }
 
 func (s *server) indexPage(w http.ResponseWriter, r *http.Request) {
-	data := indexData{Admin: s.opts.AdminToken != "", Now: s.opts.Now()}
+	data := indexData{Admin: s.tokens().Admin != "", Now: s.opts.Now()}
 	code := http.StatusOK
 	jobs, err := s.src.Jobs(r.Context())
 	if err == nil {
@@ -57,7 +57,7 @@ func (s *server) indexPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	data := jobData{Admin: s.opts.AdminToken != "", Now: s.opts.Now()}
+	data := jobData{Admin: s.tokens().Admin != "", Now: s.opts.Now()}
 	code := http.StatusOK
 	d, err := s.src.Job(r.Context(), name)
 	if err != nil {

@@ -206,6 +206,9 @@
   function getJSON(url) {
     return fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" }).then(function (resp) {
       return resp.text().then(function (text) {
+        // The read token changed or the session ended: the page itself
+        // now answers with the login form.
+        if (resp.status === 401) { location.reload(); }
         if (!resp.ok) { throw new Error(resp.status + " " + text); }
         return text;
       });
@@ -278,6 +281,7 @@
   }
 
   function init() {
+    if (body.dataset.page === "login") { return; } // a form, nothing to poll
     var input = tokenInput();
     if (input) {
       input.value = sessionStorage.getItem("cronlock.adminToken") || "";
