@@ -243,6 +243,13 @@ type Log struct {
 	Level string `yaml:"level"`
 	// Format is json or console. Default json.
 	Format string `yaml:"format"`
+	// OutputLinesPerSecond and OutputBytesPerSecond are each run's log
+	// budget for its output (both streams together); lines over it are
+	// not logged but counted in a "[... N lines not logged]" line, and
+	// the history's output tail keeps them. 0 means the defaults, 100
+	// lines and 64 KiB a second (see proc.Command).
+	OutputLinesPerSecond int `yaml:"output_lines_per_second"`
+	OutputBytesPerSecond int `yaml:"output_bytes_per_second"`
 }
 
 // Job is one scheduled command.

@@ -87,7 +87,8 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 		return err
 	}
 	defer s.close()
-	s.startPumps(&c.Logger, c.maxLine(), c.Tail)
+	b := c.budget()
+	s.startPumps(&c.Logger, c.maxLine(), c.Tail, b)
 	stopDeadlines := s.sendDeadlines(c.Deadline)
 
 	stopped, waitErr := s.waitOrStop(ctx, grace)
@@ -101,6 +102,7 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 	werr := s.cmd.Wait()
 	status := s.readStatus()
 	s.drain(max(grace, minOutputWait), &c.Logger)
+	logDropped(&c.Logger, b.flush())
 
 	res := result(status, s.cmd.ProcessState, werr, argv[0])
 	if !stopped {
@@ -216,15 +218,15 @@ func closeFiles(fs ...*os.File) {
 func (s *shimProc) close() { closeFiles(s.link, s.outR, s.errR) }
 
 // startPumps starts logging the job's output; drain waits for them.
-func (s *shimProc) startPumps(log *zerolog.Logger, maxLine int, tail *Tail) {
+func (s *shimProc) startPumps(log *zerolog.Logger, maxLine int, tail *Tail, b *budget) {
 	s.pumps.Add(2)
 	go func() {
 		defer s.pumps.Done()
-		pump(s.outR, log, zerolog.InfoLevel, "stdout", maxLine, tail)
+		pump(s.outR, log, zerolog.InfoLevel, "stdout", maxLine, tail, b)
 	}()
 	go func() {
 		defer s.pumps.Done()
-		pump(s.errR, log, zerolog.WarnLevel, "stderr", maxLine, tail)
+		pump(s.errR, log, zerolog.WarnLevel, "stderr", maxLine, tail, b)
 	}()
 }
 
