@@ -25,7 +25,8 @@ const (
 )
 
 // Command describes one external job command. The zero value is not runnable:
-// exactly one of Argv and Shell must be set. The command's stdin is /dev/null.
+// exactly one of Argv and Shell must be set. The command's stdin is /dev/null
+// unless Stdin is set.
 type Command struct {
 	// Argv is executed directly; Argv[0] is looked up in the job's PATH
 	// unless it contains a slash (then it is relative to Dir).
@@ -37,6 +38,10 @@ type Command struct {
 	Env map[string]string
 	// Dir is the working directory; "" means cronlock's.
 	Dir string
+	// Stdin, if not nil, is the command's standard input, whole (it is
+	// handed over as an in-memory file, so that no goroutine feeds it and
+	// a command that does not read it cannot hold Run up).
+	Stdin []byte
 	// Grace is how long the job may take to exit after SIGTERM before the
 	// group gets SIGKILL; 0 means DefaultGrace and a negative value is an
 	// error. A StopCause can shorten it for one stop. It also bounds how

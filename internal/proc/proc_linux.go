@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -82,7 +83,7 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 		return err
 	}
 	grace := c.grace()
-	s, err := startShim(argv, env, c.Dir, grace)
+	s, err := startShim(argv, env, c.Dir, grace, c.Stdin)
 	if err != nil {
 		return err
 	}
@@ -146,15 +147,16 @@ type shimProc struct {
 }
 
 // startShim starts the shim running argv with env in dir, in a new process
-// group, with the lifeline as its fd 3.
-func startShim(argv, env []string, dir string, grace time.Duration) (_ *shimProc, err error) {
+// group, with the lifeline as its fd 3 and stdin (nil: /dev/null) as its
+// standard input.
+func startShim(argv, env []string, dir string, grace time.Duration, stdin []byte) (_ *shimProc, err error) {
 	s := &shimProc{exited: make(chan error, 1)}
-	var theirs, outW, errW *os.File
+	var theirs, outW, errW, in *os.File
 	defer func() {
 		// The shim (and the job) have their own copies now, or none.
 		// Without ours, the output pipes reach EOF when the group is
 		// gone and the lifeline when the shim is.
-		closeFiles(theirs, outW, errW)
+		closeFiles(theirs, outW, errW, in)
 		if err != nil {
 			closeFiles(s.link, s.outR, s.errR)
 		}
@@ -168,6 +170,11 @@ func startShim(argv, env []string, dir string, grace time.Duration) (_ *shimProc
 	if s.errR, errW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("proc: stderr pipe: %w", err)
 	}
+	if stdin != nil {
+		if in, err = memFile(stdin); err != nil {
+			return nil, err
+		}
+	}
 	s.cmd = &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       append([]string{shimName, grace.String()}, argv...),
@@ -178,6 +185,9 @@ func startShim(argv, env []string, dir string, grace time.Duration) (_ *shimProc
 		ExtraFiles: []*os.File{theirs},
 		// The shim leads a new process group: its pid is the group id.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if in != nil { // else /dev/null; a nil *os.File would not be nil here
+		s.cmd.Stdin = in
 	}
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("proc: start: %w", err)
@@ -203,6 +213,26 @@ func lifeline() (ours, theirs *os.File, err error) {
 		return nil, nil, fmt.Errorf("proc: lifeline: %w", err)
 	}
 	return os.NewFile(uintptr(fds[0]), "lifeline"), os.NewFile(uintptr(fds[1]), "lifeline"), nil
+}
+
+// memFile returns an in-memory file holding b, positioned at its start: a
+// standard input that needs no goroutine to feed it and never blocks the
+// writer, whatever the reader does.
+func memFile(b []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate("cronlock-stdin", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("proc: stdin: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "stdin")
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("proc: stdin: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("proc: stdin: %w", err)
+	}
+	return f, nil
 }
 
 // closeFiles closes those of fs that are not nil.
