@@ -246,8 +246,8 @@ type Log struct {
 	// OutputLinesPerSecond and OutputBytesPerSecond are each run's log
 	// budget for its output (both streams together); lines over it are
 	// not logged but counted in a "[... N lines not logged]" line, and
-	// the history's output tail keeps them. 0 means the defaults, 100
-	// lines and 64 KiB a second (see proc.Command).
+	// the history's output tail keeps them. Defaults 100 lines and 64 KiB
+	// a second; 0 means the same (see proc.Command).
 	OutputLinesPerSecond int `yaml:"output_lines_per_second"`
 	OutputBytesPerSecond int `yaml:"output_bytes_per_second"`
 }
@@ -356,7 +356,7 @@ func defaults() Config {
 			Replicas:       DefaultReplicas,
 		},
 		History:       History{Bucket: DefaultHistoryBucket, Size: DefaultHistorySize, OutputTail: DefaultOutputTail},
-		Log:           Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
+		Log:           Log{Level: DefaultLogLevel, Format: DefaultLogFormat, OutputLinesPerSecond: DefaultOutputLinesPerSecond, OutputBytesPerSecond: DefaultOutputBytesPerSecond},
 		ShutdownGrace: DefaultShutdownGrace,
 		ConfigWatch:   DefaultConfigWatch,
 	}

@@ -1,5 +1,11 @@
 package config
 
+// Defaults of the log budget of each run's output; proc.Command's too.
+const (
+	DefaultOutputLinesPerSecond = 100
+	DefaultOutputBytesPerSecond = 64 << 10
+)
+
 // Bounds of the log budget: high enough to log any job that is not a flood,
 // low enough that the budget still protects the log.
 const (
