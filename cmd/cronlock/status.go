@@ -8,10 +8,10 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/cronlock/cronlock/internal/app"
 	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/internal/inert"
 	"github.com/cronlock/cronlock/scheduler"
 )
 
@@ -246,18 +246,8 @@ func writeOutput(b *strings.Builder, out string) {
 		return
 	}
 	for line := range strings.SplitSeq(out, "\n") {
-		b.WriteString(outputIndent + strings.Map(inert, line) + "\n")
+		b.WriteString(outputIndent + inert.String(line) + "\n")
 	}
-}
-
-// inert replaces the control characters of a job's output, but tab, with
-// U+FFFD: the output is the job's, and escape sequences in it must not
-// act on the operator's terminal.
-func inert(r rune) rune {
-	if r != '\t' && unicode.IsControl(r) {
-		return unicode.ReplacementChar
-	}
-	return r
 }
 
 func writeSuspensions(b *strings.Builder, hist []app.JobHistory) {
@@ -303,9 +293,9 @@ func runDuration(r scheduler.Run) string {
 	return "-"
 }
 
-// oneLine keeps a table row on one line, and inert.
+// oneLine keeps a table row on one line, and inert (see package inert).
 func oneLine(s string) string {
-	return strings.Map(inert, strings.Join(strings.Fields(s), " "))
+	return inert.String(strings.Join(strings.Fields(s), " "))
 }
 
 func dash(s string) string {

@@ -27,7 +27,10 @@ const (
 
 // JobOptionsFor are the JobOptions that cfg describes.
 func JobOptionsFor(cfg *config.Config) JobOptions {
-	return JobOptions{Lease: cfg.Lock.Lease.Duration(), OutputTail: cfg.History.OutputTail}
+	return JobOptions{
+		Lease: cfg.Lock.Lease.Duration(), OutputTail: cfg.History.OutputTail,
+		LogLinesPerSecond: cfg.Log.OutputLinesPerSecond, LogBytesPerSecond: cfg.Log.OutputBytesPerSecond,
+	}
 }
 
 // interruptPolicy maps the config's on_interrupt (validated) to the job's.
@@ -46,6 +49,9 @@ type JobOptions struct {
 	// OutputTail is how many of the last bytes of each run's combined
 	// stdout and stderr the run's job.Outcome carries; 0 keeps none.
 	OutputTail int
+	// LogLinesPerSecond and LogBytesPerSecond are each run's log budget
+	// (see proc.Command); 0 means proc's defaults.
+	LogLinesPerSecond, LogBytesPerSecond int
 }
 
 // Job turns a configured job into a job.Job whose Run executes the command
@@ -71,7 +77,9 @@ func Job(cj config.Job, opts JobOptions, log zerolog.Logger) job.Job {
 		Grace: cj.Grace.Duration(),
 		// The config applies its default itself, so "grace: 0s" means
 		// none: SIGKILL right after SIGTERM.
-		NoGrace: cj.Grace == 0,
+		NoGrace:           cj.Grace == 0,
+		LogLinesPerSecond: opts.LogLinesPerSecond,
+		LogBytesPerSecond: opts.LogBytesPerSecond,
 	}
 	lostGrace := opts.Lease / 20
 	name := cj.Name

@@ -267,6 +267,13 @@ type Log struct {
 	Level string `yaml:"level"`
 	// Format is json or console. Default json.
 	Format string `yaml:"format"`
+	// OutputLinesPerSecond and OutputBytesPerSecond are each run's log
+	// budget for its output (both streams together); lines over it are
+	// not logged but counted in a "[... N lines not logged]" line, and
+	// the history's output tail keeps them. Defaults 100 lines and 64 KiB
+	// a second; 0 means the same (see proc.Command).
+	OutputLinesPerSecond int `yaml:"output_lines_per_second"`
+	OutputBytesPerSecond int `yaml:"output_bytes_per_second"`
 }
 
 // Job is one scheduled command.
@@ -372,9 +379,10 @@ func defaults() Config {
 			AcquireTimeout: DefaultAcquireTimeout,
 			Replicas:       DefaultReplicas,
 		},
-		History:       History{Bucket: DefaultHistoryBucket, Size: DefaultHistorySize, OutputTail: DefaultOutputTail},
-		HTTP:          HTTP{HTTPTransport: defaultHTTPTransport()},
-		Log:           Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
+		History: History{Bucket: DefaultHistoryBucket, Size: DefaultHistorySize, OutputTail: DefaultOutputTail},
+		HTTP:    HTTP{HTTPTransport: defaultHTTPTransport()},
+		Log: Log{Level: DefaultLogLevel, Format: DefaultLogFormat,
+			OutputLinesPerSecond: DefaultOutputLinesPerSecond, OutputBytesPerSecond: DefaultOutputBytesPerSecond},
 		ShutdownGrace: DefaultShutdownGrace,
 		ConfigWatch:   DefaultConfigWatch,
 	}

@@ -128,7 +128,7 @@ func TestExampleDecodes(t *testing.T) {
 		},
 		History:       History{Bucket: "cronlock_history", Size: 20, OutputTail: 4096},
 		HTTP:          HTTP{Listen: "127.0.0.1:8736", HTTPTransport: defaultHTTPTransport()},
-		Log:           Log{Level: "info", Format: "json"},
+		Log:           Log{Level: "info", Format: "json", OutputLinesPerSecond: 100, OutputBytesPerSecond: 65536},
 		ShutdownGrace: Duration(30 * time.Second),
 		ConfigWatch:   true,
 		Notify: []NotifyTarget{{

@@ -102,6 +102,7 @@ func (d *decoder) validate(c *Config) {
 	default:
 		d.check(true, "log.format", nil, "unknown format %s; use json or console", quote(c.Log.Format))
 	}
+	d.validateLogBudget(c.Log)
 
 	d.validateNotify("notify", c.Notify)
 

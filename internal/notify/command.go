@@ -1,25 +1,21 @@
 package notify
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
-	"time"
+	"strings"
+
+	"github.com/cronlock/cronlock/internal/proc"
 )
 
-const (
-	// maxCommandOutput bounds how much of a failed command's output (the
-	// tail of stdout and stderr) goes into the log.
-	maxCommandOutput = 1024
-	// commandWaitDelay bounds the wait for the command's output pipes after
-	// it exited or was killed, in case a child it started keeps them open.
-	commandWaitDelay = time.Second
-)
+// maxCommandOutput bounds how much of a failed command's output (the tail of
+// stdout and stderr) goes into the log.
+const maxCommandOutput = 1024
 
 // command runs a program with the payload on its standard input.
 type command struct {
@@ -35,42 +31,54 @@ func (c *command) String() string { return "command " + strconv.Quote(c.argv[0])
 
 // send runs the command once, in its dir (else cronlock's working
 // directory), with cronlock's environment plus CRONLOCK_EVENT and
-// CRONLOCK_JOB. Exit status 0 is success.
-// When ctx ends first the command's process group is killed. A program that
-// cannot be found or executed is not retried.
+// CRONLOCK_JOB. Exit status 0 is success. A program that cannot be found or
+// executed is not retried.
+//
+// It runs under internal/proc like a job: in a process group of its own
+// under proc's supervisor, so that it and its children die with cronlock,
+// even by SIGKILL, and are killed at once (no grace) when ctx ends first.
 func (c *command) send(ctx context.Context, d delivery) (retry bool, err error) {
-	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
-	cmd.Dir = c.dir
-	cmd.Stdin = bytes.NewReader(d.body)
-	out := &tail{max: maxCommandOutput}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(os.Environ(), "CRONLOCK_EVENT="+d.event, "CRONLOCK_JOB="+d.job)
-	cmd.WaitDelay = commandWaitDelay
-	setProcessGroup(cmd)
-	err = cmd.Run()
+	if err := findProgram(c.argv[0], c.dir); err != nil {
+		return false, err
+	}
+	out := proc.NewTail(maxCommandOutput)
+	err = proc.Command{
+		Argv:    c.argv,
+		Dir:     c.dir,
+		Stdin:   d.body,
+		NoGrace: true,
+		Tail:    out,
+	}.Run(ctx, []string{"CRONLOCK_EVENT=" + d.event, "CRONLOCK_JOB=" + d.job})
 	if err == nil {
 		return false, nil
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return true, fmt.Errorf("%v, output %q", ee, bytes.TrimSpace(out.buf))
-	}
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-		return false, err
+	var ee *proc.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		return true, fmt.Errorf("%s, output %q", exitText(ee), strings.TrimSpace(out.String()))
 	}
 	return true, err
 }
 
-// tail is an io.Writer that keeps the last max bytes written to it.
-type tail struct {
-	buf []byte
-	max int
+// exitText says how a command ended, in os/exec's words ("exit status 3",
+// "signal: killed").
+func exitText(ee *proc.ExitError) string {
+	if ee.Signal != 0 {
+		return "signal: " + ee.Signal.String()
+	}
+	return "exit status " + strconv.Itoa(ee.Code)
 }
 
-func (t *tail) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+// findProgram checks that name can be executed, as proc's supervisor will
+// look it up: in PATH unless it holds a slash, then relative to dir. Its
+// error wraps exec.ErrNotFound, fs.ErrNotExist or fs.ErrPermission, which
+// retrying does not mend.
+func findProgram(name, dir string) error {
+	if strings.Contains(name, "/") && !filepath.IsAbs(name) && dir != "" {
+		name = filepath.Join(dir, name)
 	}
-	return len(p), nil
+	_, err := exec.LookPath(name)
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return nil // anything else: let the run report it
 }

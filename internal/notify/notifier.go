@@ -35,6 +35,9 @@ const (
 
 // Options configure a Notifier. Zero values select the defaults.
 type Options struct {
+	// Logger receives the notifier's lines as they are: the caller names
+	// the component (the daemon adds component=notify), as for every
+	// other component, so that the key appears once.
 	Logger zerolog.Logger
 	// Registerer receives the Prometheus metrics; nil: not registered.
 	Registerer prometheus.Registerer
@@ -119,7 +122,7 @@ func New(opts Options) (*Notifier, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &Notifier{
 		opts:    opts,
-		log:     opts.Logger.With().Str("component", "notify").Logger(),
+		log:     opts.Logger,
 		metrics: m,
 		targets: map[string][]target{},
 		queue:   make(chan delivery, opts.QueueSize),

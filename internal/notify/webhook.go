@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/cronlock/cronlock/internal/config"
 )
@@ -22,8 +21,6 @@ const SignatureHeader = config.SignatureHeader
 const (
 	// userAgent identifies cronlock's requests to webhook endpoints.
 	userAgent = "cronlock-notify"
-	// maxErrorBody bounds how much of a failed response goes into the log.
-	maxErrorBody = 512
 	// maxDrain bounds how much of a response is read so that the
 	// connection can be reused; a longer body closes the connection.
 	maxDrain = 64 << 10
@@ -45,6 +42,7 @@ type webhook struct {
 	header  http.Header
 	key     []byte // HMAC key; nil: no signature
 	client  *http.Client
+	masker  masker // for the responses logged
 }
 
 func newWebhook(c config.NotifyTarget, client *http.Client) (*webhook, error) {
@@ -58,12 +56,21 @@ func newWebhook(c config.NotifyTarget, client *http.Client) (*webhook, error) {
 		header:  http.Header{},
 		client:  client,
 	}
+	secrets := []string{c.Secret.Value()}
 	for k, v := range c.Headers {
 		w.header.Set(k, v.Value())
+		secrets = append(secrets, v.Value())
 	}
 	if c.Secret != "" {
 		w.key = []byte(c.Secret.Value())
 	}
+	if p, ok := u.User.Password(); ok {
+		secrets = append(secrets, p, u.User.String())
+	}
+	if u.RawQuery != "" {
+		secrets = append(secrets, u.RawQuery)
+	}
+	w.masker = newMasker(secrets...)
 	return w, nil
 }
 
@@ -94,11 +101,14 @@ func (w *webhook) send(ctx context.Context, d delivery) (retry bool, err error) 
 		return true, err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	head, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	limit := 2*maxSnippet + w.masker.longest()
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, int64(limit)))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return false, nil
 	}
 	retry = resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
-	return retry, fmt.Errorf("HTTP %s: %q", resp.Status, strings.TrimSpace(string(head)))
+	// The receiver's words, masked and inert: it may echo the request.
+	return retry, fmt.Errorf("HTTP %s: %q", w.masker.snippet([]byte(resp.Status), false),
+		w.masker.snippet(head, len(head) == limit))
 }

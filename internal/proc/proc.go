@@ -25,7 +25,8 @@ const (
 )
 
 // Command describes one external job command. The zero value is not runnable:
-// exactly one of Argv and Shell must be set. The command's stdin is /dev/null.
+// exactly one of Argv and Shell must be set. The command's stdin is /dev/null
+// unless Stdin is set.
 type Command struct {
 	// Argv is executed directly; Argv[0] is looked up in the job's PATH
 	// unless it contains a slash (then it is relative to Dir).
@@ -37,6 +38,10 @@ type Command struct {
 	Env map[string]string
 	// Dir is the working directory; "" means cronlock's.
 	Dir string
+	// Stdin, if not nil, is the command's standard input, whole (it is
+	// handed over as an in-memory file, so that no goroutine feeds it and
+	// a command that does not read it cannot hold Run up).
+	Stdin []byte
 	// Grace is how long the job may take to exit after SIGTERM before the
 	// group gets SIGKILL; 0 means DefaultGrace and a negative value is an
 	// error. A StopCause can shorten it for one stop. It also bounds how
@@ -53,6 +58,17 @@ type Command struct {
 	// discarded and the entry carries truncated=true. 0 means
 	// DefaultMaxLine. Memory used per stream is bounded by about MaxLine.
 	MaxLine int
+	// LogLinesPerSecond and LogBytesPerSecond are the run's log budget:
+	// at most that many output lines, and about that many bytes (one
+	// line more at most), are logged per second, both streams together.
+	// Lines over the budget are not logged; a line "[... N lines not
+	// logged]" (at warn, field lines_not_logged) reports them before the
+	// next line logged (within the budget), or when the run ends (one line
+	// on top of it). Tail still gets every byte.
+	// 0 means DefaultLogLinesPerSecond and DefaultLogBytesPerSecond; a
+	// negative value is an error.
+	LogLinesPerSecond int
+	LogBytesPerSecond int
 	// Logger receives each stdout line at info level and each stderr line
 	// at warn level, with field "stream" ("stdout" or "stderr"). Both
 	// streams are logged concurrently, so its writer must be safe for
@@ -132,6 +148,18 @@ func stopGrace(ctx context.Context, grace time.Duration) time.Duration {
 	return grace
 }
 
+// budget returns the run's log budget, defaults applied.
+func (c Command) budget() *budget {
+	lines, bytes := c.LogLinesPerSecond, c.LogBytesPerSecond
+	if lines == 0 {
+		lines = DefaultLogLinesPerSecond
+	}
+	if bytes == 0 {
+		bytes = DefaultLogBytesPerSecond
+	}
+	return newBudget(lines, bytes)
+}
+
 func (c Command) maxLine() int {
 	if c.MaxLine > 0 {
 		return c.MaxLine
@@ -145,6 +173,8 @@ func (c Command) argv() ([]string, error) {
 	switch {
 	case c.Grace < 0:
 		return nil, fmt.Errorf("proc: negative Grace %v (set NoGrace for none)", c.Grace)
+	case c.LogLinesPerSecond < 0 || c.LogBytesPerSecond < 0:
+		return nil, fmt.Errorf("proc: negative log budget (%d lines, %d bytes per second)", c.LogLinesPerSecond, c.LogBytesPerSecond)
 	case len(c.Argv) > 0 && c.Shell != "":
 		return nil, errors.New("proc: both Argv and Shell are set")
 	case len(c.Argv) > 0:
@@ -183,13 +213,13 @@ func (c Command) environ(extraEnv []string) ([]string, error) {
 	return env, nil
 }
 
-// pump logs r line by line, and copies it to tail, until r fails or reaches
-// EOF. A line longer than
+// pump logs r line by line within the budget b, and copies it to tail,
+// until r fails or reaches EOF. A line longer than
 // maxLine is logged cut, with truncated=true, and the rest of it up to the
 // next newline is read and dropped, so memory stays bounded by the reader's
 // buffer of maxLine+2 bytes (room for "\r\n") whatever the job writes. A trailing "\n" or
 // "\r\n" is not logged; a final line without newline is.
-func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, maxLine int, tail *Tail) {
+func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, maxLine int, tail *Tail, b *budget) {
 	br := bufio.NewReaderSize(r, maxLine+2)
 	discarding := false // inside the dropped rest of a cut line
 	for {
@@ -198,7 +228,7 @@ func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, 
 		switch {
 		case err == bufio.ErrBufferFull:
 			if !discarding {
-				emit(log, level, stream, line, maxLine)
+				emit(log, level, stream, line, maxLine, b)
 				discarding = true
 			}
 			continue
@@ -208,7 +238,7 @@ func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, 
 			discarding = false
 		default:
 			line = line[:len(line)-len(eol(line))]
-			emit(log, level, stream, line, maxLine)
+			emit(log, level, stream, line, maxLine, b)
 		}
 		if err != nil {
 			return
@@ -227,11 +257,16 @@ func eol(line []byte) string {
 	return ""
 }
 
-// emit logs line, cut to maxLine bytes if longer.
-func emit(log *zerolog.Logger, level zerolog.Level, stream string, line []byte, maxLine int) {
+// emit logs line, cut to maxLine bytes if longer, if the budget b allows.
+func emit(log *zerolog.Logger, level zerolog.Level, stream string, line []byte, maxLine int, b *budget) {
 	truncated := len(line) > maxLine
 	if truncated {
 		line = line[:cutPoint(line, maxLine)]
+	}
+	ok, dropped := b.take(time.Now(), len(line))
+	logDropped(log, dropped)
+	if !ok {
+		return
 	}
 	ev := log.WithLevel(level).Str("stream", stream)
 	if truncated {

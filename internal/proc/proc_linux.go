@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -82,12 +83,13 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 		return err
 	}
 	grace := c.grace()
-	s, err := startShim(argv, env, c.Dir, grace)
+	s, err := startShim(argv, env, c.Dir, grace, c.Stdin)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	s.startPumps(&c.Logger, c.maxLine(), c.Tail)
+	b := c.budget()
+	s.startPumps(&c.Logger, c.maxLine(), c.Tail, b)
 	stopDeadlines := s.sendDeadlines(c.Deadline)
 
 	stopped, waitErr := s.waitOrStop(ctx, grace)
@@ -101,6 +103,7 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 	werr := s.cmd.Wait()
 	status := s.readStatus()
 	s.drain(max(grace, minOutputWait), &c.Logger)
+	logDropped(&c.Logger, b.flush())
 
 	res := result(status, s.cmd.ProcessState, werr, argv[0])
 	if !stopped {
@@ -144,15 +147,16 @@ type shimProc struct {
 }
 
 // startShim starts the shim running argv with env in dir, in a new process
-// group, with the lifeline as its fd 3.
-func startShim(argv, env []string, dir string, grace time.Duration) (_ *shimProc, err error) {
+// group, with the lifeline as its fd 3 and stdin (nil: /dev/null) as its
+// standard input.
+func startShim(argv, env []string, dir string, grace time.Duration, stdin []byte) (_ *shimProc, err error) {
 	s := &shimProc{exited: make(chan error, 1)}
-	var theirs, outW, errW *os.File
+	var theirs, outW, errW, in *os.File
 	defer func() {
 		// The shim (and the job) have their own copies now, or none.
 		// Without ours, the output pipes reach EOF when the group is
 		// gone and the lifeline when the shim is.
-		closeFiles(theirs, outW, errW)
+		closeFiles(theirs, outW, errW, in)
 		if err != nil {
 			closeFiles(s.link, s.outR, s.errR)
 		}
@@ -166,6 +170,11 @@ func startShim(argv, env []string, dir string, grace time.Duration) (_ *shimProc
 	if s.errR, errW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("proc: stderr pipe: %w", err)
 	}
+	if stdin != nil {
+		if in, err = memFile(stdin); err != nil {
+			return nil, err
+		}
+	}
 	s.cmd = &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       append([]string{shimName, grace.String()}, argv...),
@@ -176,6 +185,9 @@ func startShim(argv, env []string, dir string, grace time.Duration) (_ *shimProc
 		ExtraFiles: []*os.File{theirs},
 		// The shim leads a new process group: its pid is the group id.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if in != nil { // else /dev/null; a nil *os.File would not be nil here
+		s.cmd.Stdin = in
 	}
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("proc: start: %w", err)
@@ -203,6 +215,26 @@ func lifeline() (ours, theirs *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "lifeline"), os.NewFile(uintptr(fds[1]), "lifeline"), nil
 }
 
+// memFile returns an in-memory file holding b, positioned at its start: a
+// standard input that needs no goroutine to feed it and never blocks the
+// writer, whatever the reader does.
+func memFile(b []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate("cronlock-stdin", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("proc: stdin: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "stdin")
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("proc: stdin: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("proc: stdin: %w", err)
+	}
+	return f, nil
+}
+
 // closeFiles closes those of fs that are not nil.
 func closeFiles(fs ...*os.File) {
 	for _, f := range fs {
@@ -216,15 +248,15 @@ func closeFiles(fs ...*os.File) {
 func (s *shimProc) close() { closeFiles(s.link, s.outR, s.errR) }
 
 // startPumps starts logging the job's output; drain waits for them.
-func (s *shimProc) startPumps(log *zerolog.Logger, maxLine int, tail *Tail) {
+func (s *shimProc) startPumps(log *zerolog.Logger, maxLine int, tail *Tail, b *budget) {
 	s.pumps.Add(2)
 	go func() {
 		defer s.pumps.Done()
-		pump(s.outR, log, zerolog.InfoLevel, "stdout", maxLine, tail)
+		pump(s.outR, log, zerolog.InfoLevel, "stdout", maxLine, tail, b)
 	}()
 	go func() {
 		defer s.pumps.Done()
-		pump(s.errR, log, zerolog.WarnLevel, "stderr", maxLine, tail)
+		pump(s.errR, log, zerolog.WarnLevel, "stderr", maxLine, tail, b)
 	}()
 }
 
