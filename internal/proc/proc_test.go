@@ -456,7 +456,9 @@ func TestNoGrace(t *testing.T) {
 func TestNoGraceKeepsOutput(t *testing.T) {
 	noLeaks(t)
 	log, buf := logged()
-	err := proc.Command{Shell: "seq 1 3000; seq 1 3000 >&2", NoGrace: true, Logger: log}.Run(context.Background(), nil)
+	// A budget above the output, so that every line is logged.
+	err := proc.Command{Shell: "seq 1 3000; seq 1 3000 >&2", NoGrace: true, Logger: log,
+		LogLinesPerSecond: 100_000}.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
