@@ -1,0 +1,72 @@
+package scheduler_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cronlock/cronlock/internal/natstest"
+	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// TestAbandonedSoonAfterReplicaDies: of three replicas, the one running a
+// long manual run of a yearly job is cut off from NATS for good, as if
+// killed. Well before the job's next tick, within its 1 s lease plus
+// ReplicaTTL plus a few seconds, a survivor records the run abandoned, and
+// the two survivors report it (OnResult, which the daemon notifies) once
+// between them.
+func TestAbandonedSoonAfterReplicaDies(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	proxy := natstest.NewProxy(t, strings.TrimPrefix(url, "nats://"))
+	const name = "yearly.long"
+	var mu sync.Mutex
+	var reported []string // "replica status" of every result of the run
+	started := make(chan struct{}, 1)
+	j := job.Job{Name: name, Schedule: "0 0 0 1 1 *", Run: func(ctx context.Context) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	doomed := newReplica(t, proxy.URL(), lockOpts("doomed"), scheduler.Options{Logger: testLogger(t, "doomed")})
+	survivors := []*replica{}
+	for _, id := range []string{"a", "b"} {
+		survivors = append(survivors, newReplica(t, url, lockOpts(id), scheduler.Options{Logger: testLogger(t, id),
+			OnResult: func(r scheduler.Run) {
+				mu.Lock()
+				defer mu.Unlock()
+				reported = append(reported, id+" "+r.Status)
+			}}))
+	}
+	for _, r := range append([]*replica{doomed}, survivors...) {
+		addJob(t, r, j)
+		r.start(t)
+	}
+	t.Cleanup(proxy.Thaw) // before the replicas stop: the doomed one then stops at once
+	waitFor(t, 15*time.Second, "three replicas announced", func() bool {
+		live, err := scheduler.ListReplicas(context.Background(), survivors[0].js, "")
+		return err == nil && len(live) == 3
+	})
+
+	go doomed.s.Trigger(context.Background(), name)
+	<-started // recorded "running" in the history
+	proxy.Freeze()
+	proxy.Cut()
+	cut := time.Now()
+
+	bound := time.Second + scheduler.ReplicaTTL + 5*time.Second
+	waitFor(t, bound, "the run recorded abandoned", func() bool {
+		runs := runsOf(t, survivors[0], name)
+		return len(runs) > 0 && runs[0].Status == scheduler.StatusAbandoned
+	})
+	t.Logf("recorded abandoned %v after the replica was cut off", time.Since(cut).Round(10*time.Millisecond))
+	time.Sleep(time.Second) // a second sweeper, racing, would report within this
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 1 || !strings.HasSuffix(reported[0], " "+scheduler.StatusAbandoned) {
+		t.Errorf("results reported by the survivors: %q, want one abandoned", reported)
+	}
+}
