@@ -48,7 +48,10 @@ const (
 	sweepEvery      = time.Second
 	sweepFallback   = 3 * time.Second
 	// maxSweeps bounds the jobs swept at once, each holding its lock.
-	maxSweeps = 8
+	maxSweeps = 16
+	// sweepAcquireTimeout is short: a lease that has not ended is tried
+	// again at the next sweep, and the others' turn is not held up.
+	sweepAcquireTimeout = 100 * time.Millisecond
 )
 
 // addRunningOn adds runningOnHeader for the owners of st's runs in progress.
@@ -68,8 +71,7 @@ type orphans struct {
 	mu      sync.Mutex
 	byOwner map[string]map[string]struct{} // owner → jobs
 	byJob   map[string][]string            // job → owners
-	since   map[orphan]time.Time           // when this replica first found the owner gone
-	busy    map[string]bool                // jobs being swept
+	since   map[string]time.Time           // owner → when this replica first found it gone
 }
 
 // orphan is a job with a run "running" on an owner.
@@ -77,7 +79,7 @@ type orphan struct{ job, owner string }
 
 func newOrphans() *orphans {
 	return &orphans{byOwner: map[string]map[string]struct{}{}, byJob: map[string][]string{},
-		since: map[orphan]time.Time{}, busy: map[string]bool{}}
+		since: map[string]time.Time{}}
 }
 
 // note records the owners with a run of job "running" (none: forget it).
@@ -91,8 +93,8 @@ func (o *orphans) note(job string, owners []string) {
 		delete(o.byOwner[old], job)
 		if len(o.byOwner[old]) == 0 {
 			delete(o.byOwner, old)
+			delete(o.since, old)
 		}
-		delete(o.since, orphan{job, old})
 	}
 	if len(owners) == 0 {
 		delete(o.byJob, job)
@@ -107,44 +109,36 @@ func (o *orphans) note(job string, owners []string) {
 	}
 }
 
-// gone returns the orphans of owners for which isGone holds, each with how
-// long this replica has found its owner gone (0 the first time).
-func (o *orphans) gone(now time.Time, isGone func(owner, job string) bool) map[orphan]time.Duration {
+// gone returns the jobs with a run "running" on an owner other than self
+// that is not live, each with how long this replica has found that owner
+// gone (0 the first time), and self's jobs for which idle holds (with 0).
+// It visits the jobs of gone owners and of self only.
+func (o *orphans) gone(now time.Time, self string, live []string, idle func(job string) bool) map[orphan]time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := map[orphan]time.Duration{}
 	for owner, jobs := range o.byOwner {
+		switch {
+		case owner == self:
+			for job := range jobs {
+				if idle(job) {
+					out[orphan{job, owner}] = 0
+				}
+			}
+			continue
+		case slices.Contains(live, owner):
+			delete(o.since, owner)
+			continue
+		}
+		first, ok := o.since[owner]
+		if !ok {
+			o.since[owner], first = now, now
+		}
 		for job := range jobs {
-			k := orphan{job, owner}
-			if !isGone(owner, job) {
-				delete(o.since, k)
-				continue
-			}
-			first, ok := o.since[k]
-			if !ok {
-				o.since[k], first = now, now
-			}
-			out[k] = now.Sub(first)
+			out[orphan{job, owner}] = now.Sub(first)
 		}
 	}
 	return out
-}
-
-// take marks job as being swept, unless it is already or maxSweeps are.
-func (o *orphans) take(job string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.busy[job] || len(o.busy) >= maxSweeps {
-		return false
-	}
-	o.busy[job] = true
-	return true
-}
-
-func (o *orphans) done(job string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	delete(o.busy, job)
 }
 
 // sweepLoop sweeps every sweepEvery until ctx is done.
@@ -161,20 +155,19 @@ func (s *Scheduler) sweepLoop(ctx context.Context) {
 	}
 }
 
-// sweep starts the sweeps of the jobs whose run this replica should now
-// mark abandoned (see above).
+// sweep sweeps the jobs whose run this replica should now mark abandoned
+// (see above), maxSweeps at a time. A sweep that outlasts sweepEvery delays
+// the next (the ticker drops ticks).
 func (s *Scheduler) sweep() {
 	if !s.health.settled(time.Now()) {
 		return // its view of the others cannot be trusted yet
 	}
 	live := s.registry.live()
 	self := s.registry.id()
-	found := s.orphans.gone(time.Now(), func(owner, job string) bool {
-		if owner != self {
-			return !slices.Contains(live, owner)
-		}
-		// A run of an earlier process with this id: gone unless this
-		// process runs the job now (the lock decides, see sweepJob).
+	// A run of this replica's own id that it does not run now is an earlier
+	// process's (same id), or one whose result it gave up writing: the lock
+	// decides (see sweepJob).
+	found := s.orphans.gone(time.Now(), self, live, func(job string) bool {
 		e, ok := s.lookup(job)
 		if !ok {
 			return false
@@ -183,6 +176,8 @@ func (s *Scheduler) sweep() {
 		defer e.mu.Unlock()
 		return e.running == 0
 	})
+	var sweeps sync.WaitGroup
+	slots := make(chan struct{}, maxSweeps)
 	for k, d := range found {
 		if _, ok := s.lookup(k.job); !ok {
 			continue // not a job of this replica's: its replicas sweep it
@@ -190,15 +185,16 @@ func (s *Scheduler) sweep() {
 		if k.owner != self && d < time.Duration(sweepRank(k.job, self, live))*sweepFallback {
 			continue
 		}
-		if !s.orphans.take(k.job) {
-			continue
-		}
 		if !s.beginRun() {
-			s.orphans.done(k.job)
-			return
+			break
 		}
-		go s.sweepJob(k.job)
+		slots <- struct{}{}
+		sweeps.Go(func() {
+			defer func() { <-slots }()
+			s.sweepJob(k.job)
+		})
 	}
+	sweeps.Wait()
 }
 
 // sweepRank is self's place for the job among the live replicas: 0 for the
@@ -232,9 +228,8 @@ func sweepRank(job, self string, live []string) int {
 // the runs whose replica is gone abandoned.
 func (s *Scheduler) sweepJob(name string) {
 	defer s.runs.Done()
-	defer s.orphans.done(name)
 	log := s.log.With().Str("job", name).Logger()
-	lease, err := s.acquire(s.ctx, name, sweepEvery)
+	lease, err := s.acquire(s.ctx, name, sweepAcquireTimeout)
 	if err != nil {
 		// Held: the dead replica's lease has not ended, or a run took the
 		// lock (its claim marks the run). Either way, the next sweep sees.

@@ -70,3 +70,52 @@ func TestAbandonedSoonAfterReplicaDies(t *testing.T) {
 		t.Errorf("results reported by the survivors: %q, want one abandoned", reported)
 	}
 }
+
+// TestAbandonedByRestartWithSameID: a replica with a fixed id is cut off
+// from NATS in a run, and a new process with the same id takes its place
+// at once, so its id stays live for the others. The new process, which
+// does not run the job, records the old process's run abandoned once the
+// old lease has ended, and reports it once.
+func TestAbandonedByRestartWithSameID(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	proxy := natstest.NewProxy(t, strings.TrimPrefix(url, "nats://"))
+	const name = "yearly.restarted"
+	started := make(chan struct{}, 1)
+	j := job.Job{Name: name, Schedule: "0 0 0 1 1 *", Run: func(ctx context.Context) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	old := newReplica(t, proxy.URL(), lockOpts("fixed"), scheduler.Options{Logger: testLogger(t, "old")})
+	addJob(t, old, j)
+	old.start(t)
+	t.Cleanup(proxy.Thaw)
+	go old.s.Trigger(context.Background(), name)
+	<-started
+	proxy.Freeze()
+	proxy.Cut()
+	cut := time.Now()
+
+	var mu sync.Mutex
+	var reported []string
+	fresh := newReplica(t, url, lockOpts("fixed"), scheduler.Options{Logger: testLogger(t, "new"),
+		OnResult: func(r scheduler.Run) {
+			mu.Lock()
+			defer mu.Unlock()
+			reported = append(reported, r.Status)
+		}})
+	addJob(t, fresh, j)
+	fresh.start(t)
+	waitFor(t, 10*time.Second, "the run recorded abandoned", func() bool {
+		runs := runsOf(t, fresh, name)
+		return len(runs) > 0 && runs[0].Status == scheduler.StatusAbandoned
+	})
+	t.Logf("recorded abandoned %v after the old process was cut off", time.Since(cut).Round(10*time.Millisecond))
+	time.Sleep(time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 1 || reported[0] != scheduler.StatusAbandoned {
+		t.Errorf("results reported: %q, want one abandoned", reported)
+	}
+}
