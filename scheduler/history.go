@@ -193,6 +193,7 @@ func stateHeader(st *jobState) nats.Header {
 	if !st.LastFailure.IsZero() {
 		hdr.Set(lastFailureHeader, strconv.FormatInt(st.LastFailure.Unix(), 10))
 	}
+	addRunningOn(hdr, st)
 	return hdr
 }
 

@@ -32,6 +32,7 @@ type Scheduler struct {
 	deals    deals
 	inflight inflight
 	health   announceHealth
+	orphans  *orphans
 	m        *metrics
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
@@ -102,7 +103,7 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 	s := &Scheduler{
 		acquire: erase(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
-		jobs: map[string]*entry{},
+		jobs: map[string]*entry{}, orphans: newOrphans(),
 	}
 	h.repairs = &repairs{now: s.serverNow, report: s.anomaly}
 	s.claims.trusted = s.trustedTick
@@ -178,6 +179,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	var announcer sync.WaitGroup
 	announcer.Go(func() { s.announce(ctx) })
 	s.awaitClock(ctx)
+	announcer.Go(func() { s.sweepLoop(ctx) })
 	s.mu.Lock()
 	for _, e := range s.jobs {
 		s.startLoop(e)

@@ -7,8 +7,10 @@ import (
 
 // stateChanged applies what the watch tells of a job's shared state: the
 // last success and failure for the gauges (on every replica, so an alert
-// on "no success for X" survives a full rollout), and a rerun on offer.
+// on "no success for X" survives a full rollout), a rerun on offer, and the
+// runs in progress (for the sweep, sweep.go).
 func (s *Scheduler) stateChanged(name string, v view) {
+	s.orphans.note(name, v.runningOn)
 	if !v.lastSuccess.IsZero() {
 		s.m.lastSuccess.WithLabelValues(name).Set(float64(v.lastSuccess.Unix()))
 	}
