@@ -90,7 +90,9 @@ func (j Job) ParsedSchedule() (Schedule, error) {
 
 // Validate reports every problem with j, joined (errors.Join), or nil. Each
 // error names the job and the field, e.g. `job "x": schedule "61 * * * *":
-// ...` or `job "x": timeout: must not be negative, got -1s`; a bad name is
+// ...` or `job "x": timeout: must not be negative, got -1s`. Settings are
+// bounded above too (MaxRetries, MaxTimeout, ...; the jitter also by the
+// schedule's ShortestInterval). A bad name is
 // reported by ValidateName's error, which names it.
 func (j Job) Validate() error {
 	var errs []error
@@ -100,7 +102,9 @@ func (j Job) Validate() error {
 	if err := ValidateName(j.Name); err != nil {
 		errs = append(errs, err)
 	}
-	if s, err := j.ParsedSchedule(); err != nil {
+	s, err := j.ParsedSchedule()
+	if err != nil {
+		s = nil
 		add("%w", err)
 	} else if NeverFires(s) {
 		add("schedule %s never fires: no calendar date matches its day and month fields", quote(j.Schedule))
@@ -128,6 +132,9 @@ func (j Job) Validate() error {
 	}
 	if j.OnInterrupt != InterruptSkip && j.OnInterrupt != InterruptRerun {
 		add("onInterrupt: unknown policy %v", j.OnInterrupt)
+	}
+	for _, e := range j.boundsErrors(s) {
+		add("%s", e)
 	}
 	return errors.Join(errs...)
 }

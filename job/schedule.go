@@ -150,6 +150,8 @@ func parseEvery(spec string) (Schedule, error) {
 		return nil, fmt.Errorf("@every: duration %s is shorter than 1s", f[1])
 	case d%time.Second != 0:
 		return nil, fmt.Errorf("@every: duration %s is not a whole number of seconds", f[1])
+	case d > MaxEvery:
+		return nil, fmt.Errorf("@every: duration %s is longer than %v (MaxEvery); use a cron spec for yearly jobs", f[1], MaxEvery)
 	}
 	return everySchedule{period: int64(d / time.Second)}, nil
 }

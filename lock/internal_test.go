@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,4 +164,16 @@ func FuzzValidateKey(f *testing.F) {
 			t.Fatalf("accepted %q", key)
 		}
 	})
+}
+
+// TestLeaseDurationBound: a lease over MaxLeaseDuration is refused.
+func TestLeaseDurationBound(t *testing.T) {
+	t.Parallel()
+	if _, err := (Options{LeaseDuration: MaxLeaseDuration}).withDefaults(); err != nil {
+		t.Errorf("MaxLeaseDuration: %v", err)
+	}
+	_, err := Options{LeaseDuration: 2562047 * time.Hour}.withDefaults()
+	if err == nil || !strings.Contains(err.Error(), "Options.LeaseDuration 2562047h0m0s: must be at most 1h0m0s") {
+		t.Errorf("2562047h: %v", err)
+	}
 }

@@ -15,6 +15,9 @@ const (
 	DefaultLeaseDuration         = 20 * time.Second
 	DefaultAcquireRetryBaseDelay = 50 * time.Millisecond
 	DefaultAcquireRetryMaxDelay  = 500 * time.Millisecond
+	// MaxLeaseDuration bounds LeaseDuration: a crashed holder's lock is
+	// free after at most an hour.
+	MaxLeaseDuration = time.Hour
 )
 
 // Options configure a Locker. The zero value of every field selects its
@@ -63,6 +66,8 @@ func (o Options) withDefaults() (Options, error) {
 		o.LeaseDuration = DefaultLeaseDuration
 	case o.LeaseDuration < time.Second:
 		return o, fmt.Errorf("lock: Options.LeaseDuration %v: must be at least 1s", o.LeaseDuration)
+	case o.LeaseDuration > MaxLeaseDuration:
+		return o, fmt.Errorf("lock: Options.LeaseDuration %v: must be at most %v", o.LeaseDuration, MaxLeaseDuration)
 	case o.LeaseDuration%time.Second != 0:
 		return o, fmt.Errorf("lock: Options.LeaseDuration %v: must be a whole number of seconds (the server truncates key TTLs to seconds)", o.LeaseDuration)
 	}

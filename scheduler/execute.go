@@ -162,7 +162,10 @@ func logFinished(log zerolog.Logger, run Run, again *rerun) {
 func (s *Scheduler) attempts(ctx context.Context, e *entry, run *Run, lease Lease) error {
 	j := e.job
 	var err error
-	for try := 1; try <= 1+j.Retries; try++ {
+	// Counted from 0 so that no bound is computed: 1+Retries overflowed
+	// for Retries near MaxInt (0 attempts, recorded succeeded) before
+	// job.MaxRetries bounded it.
+	for try := 0; try <= j.Retries; try++ {
 		run.Attempts++
 		info := job.RunInfo{Job: j.Name, Tick: run.Tick, Attempt: run.Attempts, Owner: lease.Owner(), Token: lease.Token()}
 		actx, outcome := job.WithOutcome(job.WithLeaseDeadline(job.NewContext(ctx, info), lease.Deadline))
@@ -175,7 +178,7 @@ func (s *Scheduler) attempts(ctx context.Context, e *entry, run *Run, lease Leas
 			}
 			return err
 		}
-		if try <= j.Retries {
+		if try < j.Retries {
 			s.log.Warn().Str("job", j.Name).Time("tick", run.Tick).Int("attempt", run.Attempts).Err(err).Float64("backoff_seconds", j.RetryBackoff.Seconds()).Msg("attempt failed; retrying")
 			t := s.clock.NewTimer(j.RetryBackoff)
 			select {

@@ -102,6 +102,9 @@ func (o Options) withDefaults() (Options, error) {
 	case o.MaxConcurrentRuns < 0:
 		return o, fmt.Errorf("scheduler: Options.MaxConcurrentRuns %d: must not be negative", o.MaxConcurrentRuns)
 	}
+	if err := o.checkBounds(); err != nil {
+		return o, err
+	}
 	if o.HistoryBucket == "" {
 		o.HistoryBucket = DefaultHistoryBucket
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -38,8 +37,10 @@ type fileState struct {
 	readErr string
 }
 
+// readState reads through config.ReadFile, so that a file over its size
+// limit is not read whole: it is a read error here, and Reload reports it.
 func readState(path string) (fileState, []byte) {
-	data, err := os.ReadFile(path)
+	data, err := config.ReadFile(path)
 	if err != nil {
 		return fileState{readErr: err.Error()}, nil
 	}

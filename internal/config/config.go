@@ -42,8 +42,6 @@
 package config
 
 import (
-	"fmt"
-	"os"
 	"time"
 
 	// Job time zones are resolved here; embed the tz database so that
@@ -388,11 +386,12 @@ func defaults() Config {
 	}
 }
 
-// Load reads the file at path and returns Parse(path, contents).
+// Load reads the file at path with ReadFile and returns Parse(path,
+// contents).
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
 	}
 	return Parse(path, data)
 }

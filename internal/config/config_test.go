@@ -416,9 +416,9 @@ func TestFieldErrorFormat(t *testing.T) {
 		e    FieldError
 		want string
 	}{
-		{FieldError{"c.yaml", 3, "lock.renew", "bad"}, "c.yaml:3: lock.renew: bad"},
-		{FieldError{"c.yaml", 3, "", "invalid YAML: x"}, "c.yaml:3: invalid YAML: x"},
-		{FieldError{"c.yaml", 0, "", "2 more"}, "c.yaml: 2 more"},
+		{FieldError{File: "c.yaml", Line: 3, Path: "lock.renew", Msg: "bad"}, "c.yaml:3: lock.renew: bad"},
+		{FieldError{File: "c.yaml", Line: 3, Path: "", Msg: "invalid YAML: x"}, "c.yaml:3: invalid YAML: x"},
+		{FieldError{File: "c.yaml", Line: 0, Path: "", Msg: "2 more"}, "c.yaml: 2 more"},
 	} {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)

@@ -100,8 +100,13 @@ func (d *decoder) err() error {
 // when the file is not valid YAML; other problems are recorded and a
 // partially decoded Config is returned for validation.
 func (d *decoder) decode() *Config {
-	file, err := parse(d.data)
-	if err != nil {
+	file, err := parse(d.file, d.data)
+	var limit *FieldError
+	switch {
+	case errors.As(err, &limit): // too large or too deep: nothing was parsed
+		d.errs = append(d.errs, limit)
+		return nil
+	case err != nil:
 		d.syntaxError(err)
 		return nil
 	}
@@ -134,16 +139,24 @@ func (d *decoder) decode() *Config {
 }
 
 // parse runs goccy's parser, turning a panic in it into an error: no input
-// may crash the caller.
-func parse(data []byte) (f *ast.File, err error) {
+// may crash the caller. A file over MaxFileSize or MaxDepth is refused with
+// a *FieldError before the parser sees it.
+func parse(file string, data []byte) (f *ast.File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, errors.New("the YAML parser failed on this input")
 		}
 	}()
+	if err := checkSize(file, data); err != nil {
+		return nil, err
+	}
+	tokens, err := tokenize(file, string(data))
+	if err != nil {
+		return nil, err
+	}
 	// Duplicate keys are reported by the decoder, with their field path,
 	// all at once.
-	return parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	return parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 }
 
 // secretKey matches a line holding a key whose value may be a secret: token

@@ -106,6 +106,10 @@ func checkValid(t *testing.T, cfg *Config) {
 		if j.Timeout < 0 || j.RetryBackoff < 0 || j.StartingDeadline < 0 || j.Grace < 0 || j.Retries < 0 {
 			fail("job %q: negative setting %+v", j.Name, j)
 		}
+		if j.Retries > job.MaxRetries || j.Timeout > Duration(job.MaxTimeout) || j.Jitter > Duration(job.MaxJitter) ||
+			j.Grace > MaxJobGrace || j.StartingDeadline > Duration(job.MaxStartingDeadline) {
+			fail("job %q: setting above its bound %+v", j.Name, j)
+		}
 		for k := range j.Env {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
 				fail("job %q: env name %q", j.Name, k)

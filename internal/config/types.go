@@ -79,7 +79,13 @@ type FieldError struct {
 	Line int    // 1-based line; 0 when unknown
 	Path string // field path such as "jobs[1].schedule"; "" for YAML syntax errors
 	Msg  string // what is wrong; never contains a Secret's value
+	// err is what the problem is an instance of (ErrFileTooLarge,
+	// ErrTooDeep), for errors.Is; nil for most problems.
+	err error
 }
+
+// Unwrap returns the sentinel error e is an instance of, or nil.
+func (e *FieldError) Unwrap() error { return e.err }
 
 // Error formats e as "file:line: path: msg", leaving out the line when it
 // is unknown and the path when it is empty.

@@ -85,6 +85,7 @@ func (d *decoder) validate(c *Config) {
 	d.check(h.OutputTail < 0 || h.OutputTail > maxOutputTail, "history.output_tail", nil,
 		"must be between 0 (keep no output) and %d bytes, got %d", maxOutputTail, h.OutputTail)
 	d.check(c.MaxConcurrentRuns < 0, "max_concurrent_runs", nil, "must not be negative (0: no limit), got %d", c.MaxConcurrentRuns)
+	d.validateBounds(c)
 
 	if c.HTTP.Listen != "" {
 		d.checkListen("http.listen", c.HTTP.Listen)
@@ -235,16 +236,19 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 			j.Location = loc
 		}
 	}
+	var sched job.Schedule
 	switch {
 	case !d.set[at("schedule")]:
 		d.check(true, at("schedule"), nil, "is required")
 	case strings.TrimSpace(j.Schedule) == "":
 		d.check(true, at("schedule"), nil, "must not be empty")
 	case j.Location != nil:
-		s, err := job.ParseSchedule(j.Schedule, j.Location)
+		var err error
+		sched, err = job.ParseSchedule(j.Schedule, j.Location)
 		if err != nil {
+			sched = nil
 			d.check(true, at("schedule"), nil, "%v", err)
-		} else if job.NeverFires(s) {
+		} else if job.NeverFires(sched) {
 			d.check(true, at("schedule"), nil, "job %s: schedule %s never fires: no calendar date matches its day and month fields",
 				quote(j.Name), quote(j.Schedule))
 		}
@@ -252,6 +256,7 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 
 	d.validateCommand(j, p)
 	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
+	d.validateJobBounds(j, p, sched)
 	switch j.OnInterrupt {
 	case "", "skip", "rerun":
 	default:
