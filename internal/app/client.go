@@ -229,7 +229,7 @@ func (c *Client) Resume(ctx context.Context, name string) error {
 // Replicas returns the live replicas as they announce themselves, sorted by
 // id.
 func (c *Client) Replicas(ctx context.Context) ([]scheduler.Replica, error) {
-	return scheduler.ListReplicas(ctx, c.conn.JS, scheduler.DefaultReplicaBucket)
+	return scheduler.ListReplicas(ctx, c.conn.JS, c.cfg.Replicas.Bucket)
 }
 
 // ConfigSuspended reports whether the configuration suspends the job

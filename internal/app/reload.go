@@ -86,6 +86,8 @@ func restartSections(a, b *config.Config) []string {
 		{"nats", a.NATS, b.NATS},
 		{"lock", a.Lock, b.Lock},
 		{"history", a.History, b.History},
+		{"deployment", a.Deployment, b.Deployment},
+		{"replicas", a.Replicas, b.Replicas},
 		{"http", a.HTTP, b.HTTP},
 		{"log", a.Log, b.Log},
 		{"shutdown_grace", a.ShutdownGrace, b.ShutdownGrace},

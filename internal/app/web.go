@@ -218,7 +218,7 @@ func (s *webSource) Replicas(ctx context.Context) ([]web.Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	reps, err := scheduler.ListReplicas(ctx, st.js, "")
+	reps, err := scheduler.ListReplicas(ctx, st.js, st.cfg.Replicas.Bucket)
 	if err != nil {
 		return nil, err
 	}
