@@ -36,6 +36,7 @@ type view struct {
 	rerun       time.Time // zero: none pending
 	lastSuccess time.Time
 	lastFailure time.Time
+	definition  string // of the last claim (definitionHeader)
 }
 
 type claimWait struct {
@@ -66,7 +67,7 @@ func (c *claims) watch(ctx context.Context, h *History, changed func(string, vie
 }
 
 func parseView(hdr nats.Header) view {
-	v := view{suspended: hdr.Get(suspendedHeader) == "1"}
+	v := view{suspended: hdr.Get(suspendedHeader) == "1", definition: hdr.Get(definitionHeader)}
 	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
 	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(rerunHeader))
 	if sec, err := strconv.ParseInt(hdr.Get(lastSuccessHeader), 10, 64); err == nil {

@@ -189,6 +189,9 @@ func stateHeader(st *jobState) nats.Header {
 	if !st.LastFailure.IsZero() {
 		hdr.Set(lastFailureHeader, strconv.FormatInt(st.LastFailure.Unix(), 10))
 	}
+	if st.Definition != "" {
+		hdr.Set(definitionHeader, st.Definition)
+	}
 	return hdr
 }
 

@@ -24,6 +24,8 @@ type metrics struct {
 	clockOffset prometheus.Gauge
 	jobs        *jobGauges // job (next run, suspended, info, interval), read at scrape time
 	live        prometheus.GaugeFunc
+
+	conflicts *prometheus.CounterVec // job (definition.go)
 }
 
 // Reasons a replica skips a tick.
@@ -82,11 +84,12 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 			Name: "cronlock_live_replicas", Help: "Replicas this replica sees as live (announced within the replica TTL), itself included once announced.",
 		}, func() float64 { return float64(len(s.registry.live())) }),
 	}
+	m.conflicts = newConflictsCounter()
 	if reg == nil {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.running,
-		m.lastSuccess, m.lastFailure, m.clockOffset, m.jobs, m.live} {
+		m.lastSuccess, m.lastFailure, m.clockOffset, m.conflicts, m.jobs, m.live} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -109,6 +112,7 @@ func (m *metrics) jobAdded(name string) {
 		m.missed.WithLabelValues(name, r)
 	}
 	m.lost.WithLabelValues(name)
+	m.conflicts.WithLabelValues(name)
 }
 
 // leaseLost counts a run of the job whose lock lease was lost while it ran

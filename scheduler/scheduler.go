@@ -33,6 +33,8 @@ type Scheduler struct {
 	inflight inflight
 	health   announceHealth
 	m        *metrics
+	// conflicts finds claims written under another definition of a job.
+	conflicts *conflicts
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
 	// cancels the runs still going.
@@ -102,7 +104,7 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 	s := &Scheduler{
 		acquire: erase(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
-		jobs: map[string]*entry{},
+		jobs: map[string]*entry{}, conflicts: newConflicts(),
 	}
 	if s.m, err = newMetrics(o.Registerer, s); err != nil {
 		return nil, fmt.Errorf("scheduler: register metrics: %w", err)
@@ -116,6 +118,9 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 // finishes, and the lock keeps the new version from overlapping it).
 func (s *Scheduler) Add(j job.Job) error {
 	if err := j.Validate(); err != nil {
+		return err
+	}
+	if err := checkDefinition(j); err != nil {
 		return err
 	}
 	sched, err := j.ParsedSchedule()
@@ -173,6 +178,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		// tick, and suspensions and reruns wait for the next claim.
 		s.log.Warn().Err(err).Msg("cannot follow the jobs' shared state; replicas will contend for every tick")
 	}
+	s.conflicts.arm()
 	var announcer sync.WaitGroup
 	announcer.Go(func() { s.announce(ctx) })
 	s.awaitClock(ctx)

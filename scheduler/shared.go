@@ -9,6 +9,9 @@ import (
 // last success and failure for the gauges (on every replica, so an alert
 // on "no success for X" survives a full rollout), and a rerun on offer.
 func (s *Scheduler) stateChanged(name string, v view) {
+	if e, ok := s.lookup(name); ok {
+		s.definitionChanged(e, v)
+	}
 	if !v.lastSuccess.IsZero() {
 		s.m.lastSuccess.WithLabelValues(name).Set(float64(v.lastSuccess.Unix()))
 	}
