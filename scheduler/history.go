@@ -92,6 +92,9 @@ type JobState struct {
 	Suspended   *Suspension
 	LastSuccess time.Time
 	LastFailure time.Time
+	// Definition is the job.Job.Definition of the job's last claim (""
+	// when none was recorded): see definition.go.
+	Definition string
 }
 
 // State returns the job's shared state.
@@ -104,7 +107,8 @@ func (h *History) State(ctx context.Context, name string) (JobState, error) {
 		return JobState{}, fmt.Errorf("scheduler: history of %q: %w", name, err)
 	}
 	slices.Reverse(st.Runs)
-	return JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure}, nil
+	return JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure,
+		Definition: st.Definition}, nil
 }
 
 // Output returns the output tail kept for run, or "" when none is kept

@@ -110,3 +110,60 @@ func stopAll(ds []*daemon) {
 	}
 	wg.Wait()
 }
+
+// Two replicas on the same buckets whose report runs different commands
+// (two deployments without deployment names): the replicas see the other
+// definition's claims, log it at warn and count it, and `status` says the
+// runs shown may be the other definition's.
+func TestDefinitionConflictShown(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	dir := t.TempDir()
+	var ds []*daemon
+	var cfgs []string
+	for _, owner := range []string{"c1", "c2"} {
+		cfg := writeFile(t, dir, owner+".yaml", fmt.Sprintf(`
+nats: {url: %s}
+lock: {lease: 2s, renew: 500ms, owner: %s}
+http: {listen: "127.0.0.1:0"}
+shutdown_grace: 2s
+jobs:
+  - name: report
+    schedule: "* * * * * *"
+    shell: echo %s
+`, url, owner, owner))
+		cfgs = append(cfgs, cfg)
+		ds = append(ds, startDaemon(t, dir, cfg))
+	}
+	defer stopAll(ds)
+	counted := func() float64 {
+		sum := 0.0
+		for _, d := range ds {
+			_, body := fetch(httpBase(t, d) + "/metrics")
+			sum += metricValue(t, body, "cronlock_job_definition_conflicts_total", map[string]string{"job": "report"})
+		}
+		return sum
+	}
+	waitFor(t, 20*time.Second, "a definition conflict counted", func() bool { return counted() > 0 })
+	warned := false
+	for _, d := range ds {
+		for _, l := range strings.Split(d.out.String(), "\n") {
+			if strings.Contains(l, "another definition of this job writes") {
+				warned = warned || strings.Contains(l, `"level":"warn"`) && strings.Contains(l, `"job":"report"`)
+			}
+		}
+	}
+	if !warned {
+		t.Error("no warn line for the definition conflict")
+	}
+	// Both claim the ticks; the one whose last claim is the other's says so.
+	waitFor(t, 10*time.Second, "status of a replica naming the other definition", func() bool {
+		for _, cfg := range cfgs {
+			r := cronlock(t, nil, "status", "-c", cfg, "report")
+			if r.code == 0 && strings.Contains(r.stdout, "report: its last tick was claimed by another definition of the job") {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -67,6 +67,9 @@ type JobHistory struct {
 	// ConfigSuspended: the configuration suspends the job (suspended: true),
 	// whatever the shared state says.
 	ConfigSuspended bool
+	// OtherDefinition is the definition hash of the job's last claim when
+	// it is not this configuration's (see OtherDefinition), else "".
+	OtherDefinition string
 }
 
 // IsSuspended reports whether no replica starts the job's ticks: the
@@ -102,7 +105,8 @@ func (c *Client) History(ctx context.Context, n int, names ...string) ([]JobHist
 		if err := withOutput(ctx, h, runs); err != nil {
 			return nil, err
 		}
-		out = append(out, JobHistory{Job: cj, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj)})
+		out = append(out, JobHistory{Job: cj, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj),
+			OtherDefinition: OtherDefinition(cj, st.Definition)})
 	}
 	return out, nil
 }

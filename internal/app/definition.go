@@ -39,3 +39,15 @@ func DefinitionHash(cj config.Job) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])[:definitionHashLength]
 }
+
+// OtherDefinition is recorded, the definition hash written with a job's
+// last claim, when it is not cj's: the runs in the job's shared history
+// are then another definition's (another deployment on the same buckets,
+// or replicas with another configuration). "" when they are cj's, or when
+// the claim recorded none (a release before definitions).
+func OtherDefinition(cj config.Job, recorded string) string {
+	if recorded == "" || recorded == DefinitionHash(cj) {
+		return ""
+	}
+	return recorded
+}

@@ -146,6 +146,7 @@ func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss sche
 		Timezone:  cj.Location.String(),
 		Suspended: ss.Suspended || shared.Suspended != nil,
 	}
+	j.OtherDefinition = OtherDefinition(cj, shared.Definition)
 	if !j.Suspended {
 		j.Next = ss.Next.UTC()
 	}

@@ -58,6 +58,11 @@ type Job struct {
 	Running bool   `json:"running"`
 	Holder  string `json:"holder,omitempty"`
 	Token   uint64 `json:"token,omitempty"`
+	// OtherDefinition, when set, is the definition hash of the job's last
+	// claim, which is not this configuration's: the runs shown are another
+	// definition's (another deployment on the same buckets, or replicas
+	// with another configuration).
+	OtherDefinition string `json:"other_definition,omitempty"`
 }
 
 // JobDetail is one job with its lock and recent runs (GET /api/jobs/{name}).
