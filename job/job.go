@@ -50,6 +50,13 @@ type Job struct {
 	// Suspended jobs start no run at their ticks, whatever the shared
 	// suspension state says; Trigger still runs them.
 	Suspended bool
+	// Definition identifies what Run does, such as a hash of the command
+	// it runs: the scheduler writes it with each claim of the job's ticks
+	// and reports a claim written under another Definition (another
+	// deployment on the same buckets, or replicas with different code or
+	// configurations). At most 128 characters of visible ASCII. Empty (the
+	// default): the job has none, and nothing is compared.
+	Definition string
 }
 
 // Interrupt is a job's policy for interrupted runs (Job.OnInterrupt).

@@ -40,6 +40,7 @@ type view struct {
 	lastSuccess time.Time
 	lastFailure time.Time
 	runningOn   []string // owners with a run "running" (runningOnHeader)
+	definition  string   // of the last claim (definitionHeader)
 }
 
 type claimWait struct {
@@ -70,7 +71,8 @@ func (c *claims) watch(ctx context.Context, h *History, changed func(string, vie
 }
 
 func parseView(hdr nats.Header) view {
-	v := view{suspended: hdr.Get(suspendedHeader) == "1", runningOn: hdr.Values(runningOnHeader)}
+	v := view{suspended: hdr.Get(suspendedHeader) == "1", runningOn: hdr.Values(runningOnHeader),
+		definition: hdr.Get(definitionHeader)}
 	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
 	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(rerunHeader))
 	if sec, err := strconv.ParseInt(hdr.Get(lastSuccessHeader), 10, 64); err == nil {

@@ -96,6 +96,9 @@ type JobState struct {
 	Suspended   *Suspension
 	LastSuccess time.Time
 	LastFailure time.Time
+	// Definition is the job.Job.Definition of the job's last claim (""
+	// when none was recorded): see definition.go.
+	Definition string
 }
 
 // State returns the job's shared state.
@@ -108,7 +111,8 @@ func (h *History) State(ctx context.Context, name string) (JobState, error) {
 		return JobState{}, fmt.Errorf("scheduler: history: %w", err)
 	}
 	slices.Reverse(st.Runs)
-	return JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure}, nil
+	return JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure,
+		Definition: st.Definition}, nil
 }
 
 // Output returns the output tail kept for run, or "" when none is kept
@@ -194,6 +198,9 @@ func stateHeader(st *jobState) nats.Header {
 		hdr.Set(lastFailureHeader, strconv.FormatInt(st.LastFailure.Unix(), 10))
 	}
 	addRunningOn(hdr, st)
+	if st.Definition != "" {
+		hdr.Set(definitionHeader, st.Definition)
+	}
 	return hdr
 }
 

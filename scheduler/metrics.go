@@ -25,6 +25,8 @@ type metrics struct {
 	clockOffset prometheus.Gauge
 	jobs        *jobGauges // job (next run, suspended, info, interval), read at scrape time
 	live        prometheus.GaugeFunc
+
+	conflicts *prometheus.CounterVec // job (definition.go)
 }
 
 // Reasons a replica skips a tick.
@@ -86,11 +88,12 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 			Name: "cronlock_live_replicas", Help: "Replicas this replica sees as live (announced within the replica TTL), itself included once announced.",
 		}, func() float64 { return float64(len(s.registry.live())) }),
 	}
+	m.conflicts = newConflictsCounter()
 	if reg == nil {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.anomalies, m.running,
-		m.lastSuccess, m.lastFailure, m.clockOffset, m.jobs, m.live} {
+		m.lastSuccess, m.lastFailure, m.clockOffset, m.conflicts, m.jobs, m.live} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -116,6 +119,7 @@ func (m *metrics) jobAdded(name string) {
 	for _, k := range AnomalyKinds {
 		m.anomalies.WithLabelValues(name, k)
 	}
+	m.conflicts.WithLabelValues(name)
 }
 
 // leaseLost counts a run of the job whose lock lease was lost while it ran

@@ -85,6 +85,9 @@ type Run struct {
 
 	// interruptions of this run's tick before it (a rerun).
 	interruptions int
+	// definition is the job.Job.Definition that made the run; add keeps it
+	// as the state's.
+	definition string
 }
 
 // Duration is End − Start, or 0 for a run that has not ended.
@@ -127,6 +130,10 @@ type jobState struct {
 	Suspended *Suspension `json:"suspended,omitempty"`
 	// Rerun is an interrupted tick waiting to be run again.
 	Rerun *rerun `json:"rerun,omitempty"`
+	// Definition is the job.Job.Definition of the last run added that had
+	// one (a claim, a manual run): see definition.go. Older releases
+	// ignore it.
+	Definition string `json:"definition,omitempty"`
 }
 
 // Suspension records an operator's suspend.
@@ -148,6 +155,9 @@ type rerun struct {
 func (st *jobState) add(r Run) Run {
 	st.Seq++
 	r.ID = st.Seq
+	if r.definition != "" {
+		st.Definition = r.definition
+	}
 	r.Previous = st.previous(len(st.Runs))
 	st.Runs = append(st.Runs, r)
 	st.noteResult(r)

@@ -34,6 +34,8 @@ type Scheduler struct {
 	health   announceHealth
 	orphans  *orphans
 	m        *metrics
+	// conflicts finds claims written under another definition of a job.
+	conflicts *conflicts
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
 	// cancels the runs still going.
@@ -103,7 +105,7 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 	s := &Scheduler{
 		acquire: erase(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
-		jobs: map[string]*entry{}, orphans: newOrphans(),
+		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(),
 	}
 	h.repairs = &repairs{now: s.serverNow, report: s.anomaly}
 	s.claims.trusted = s.trustedTick
@@ -119,6 +121,9 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 // finishes, and the lock keeps the new version from overlapping it).
 func (s *Scheduler) Add(j job.Job) error {
 	if err := j.Validate(); err != nil {
+		return err
+	}
+	if err := checkDefinition(j); err != nil {
 		return err
 	}
 	sched, err := j.ParsedSchedule()
@@ -176,6 +181,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		// tick, and suspensions and reruns wait for the next claim.
 		s.log.Warn().Err(err).Msg("cannot follow the jobs' shared state; replicas will contend for every tick")
 	}
+	s.conflicts.arm()
 	var announcer sync.WaitGroup
 	announcer.Go(func() { s.announce(ctx) })
 	s.awaitClock(ctx)

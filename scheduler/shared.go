@@ -11,6 +11,9 @@ import (
 // runs in progress (for the sweep, sweep.go).
 func (s *Scheduler) stateChanged(name string, v view) {
 	s.orphans.note(name, v.runningOn)
+	if e, ok := s.lookup(name); ok {
+		s.definitionChanged(e, v)
+	}
 	if !v.lastSuccess.IsZero() {
 		s.m.lastSuccess.WithLabelValues(name).Set(float64(v.lastSuccess.Unix()))
 	}

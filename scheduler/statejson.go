@@ -59,6 +59,9 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 		b = strconv.AppendInt(append(b, `,"interruptions":`...), int64(p.Interruptions), 10)
 		b = append(b, '}')
 	}
+	if st.Definition != "" {
+		b = appendString(append(b, `,"definition":`...), st.Definition)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -79,6 +79,9 @@ func randomState(rng *rand.Rand) jobState {
 	if rng.IntN(3) == 0 {
 		st.Rerun = &rerun{Tick: randomTime(rng), Until: randomTime(rng), Attempts: rng.IntN(4) - 1, Interruptions: rng.IntN(3)}
 	}
+	if rng.IntN(2) == 0 {
+		st.Definition = randomString(rng) // "" included: omitted
+	}
 	return st
 }
 

@@ -47,7 +47,8 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason string) bool {
 	defer s.slots.release()
 
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
-	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning}
+	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning,
+		definition: e.job.Definition}
 	c, err := s.claimTick(e, run, gapReason)
 	switch {
 	case err != nil:
@@ -94,7 +95,8 @@ func (s *Scheduler) rerunTick(e *entry) {
 	}
 	defer s.release(lease)
 	defer s.slots.release()
-	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning}
+	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning,
+		definition: e.job.Definition}
 	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
 	p, c, err := s.history.claimRerun(ctx, run, s.now(), s.ownerGone(ctx))
 	cancel()

@@ -40,7 +40,8 @@ func (s *Scheduler) TriggerRun(ctx context.Context, name string, started func(Ru
 	}
 	defer s.release(lease)
 	now := s.now()
-	run := Run{Job: name, Tick: now, Manual: true, Owner: lease.Owner(), Token: lease.Token(), Start: now, Status: StatusRunning}
+	run := Run{Job: name, Tick: now, Manual: true, Owner: lease.Owner(), Token: lease.Token(), Start: now, Status: StatusRunning,
+		definition: e.job.Definition}
 	rctx, cancel := context.WithTimeout(ctx, manualRecordTimeout)
 	run, err = s.history.addManual(rctx, run)
 	cancel()

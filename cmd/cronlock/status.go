@@ -29,7 +29,9 @@ anomaly (a note: a replica repaired the job's shared record, reason future_tick
 or corrupt). A job whose shared record cannot be read is shown "corrupt", with
 why, and the other jobs as usual. A suspended
 job (cronlock suspend, or suspended: true in the configuration) is marked
-"(suspended)".
+"(suspended)". A job whose last tick was claimed by another definition of it
+(another deployment on the same buckets, or replicas with another
+configuration) gets a note saying so ("other_definition" in --json).
 
 A JOB the configuration does not define is a usage error (exit 2).
 
@@ -38,7 +40,7 @@ Flags (before JOB):
   -n N                runs per job (default 5; 0: all kept, see history.size)
   -v                  show the output of every run, not only of failed ones
   --json              print a JSON array of {"job", "suspended", "suspended_at", "suspended_by",
-                      "runs": [{"tick","manual","owner","token","attempts","start","end",
+                      "other_definition", "runs": [{"tick","manual","owner","token","attempts","start","end",
                       "duration_seconds","status","reason","ticks","error","exit_code","output"}]};
                       a running run has no attempts, end, duration_seconds, error, exit_code
                       or output yet; exit_code is null for a run that had no process;
@@ -64,6 +66,9 @@ type statusJSON struct {
 	// at the job's next tick. Absent otherwise.
 	State string `json:"state,omitempty"`
 	Error string `json:"error,omitempty"`
+	// OtherDefinition is app.JobHistory's: the runs are another
+	// definition's of the job.
+	OtherDefinition string `json:"other_definition,omitempty"`
 }
 
 // runJSON is one run of `status --json`. The pointer fields are left out
@@ -153,7 +158,8 @@ func jobArgs(cfg *config.Config, args []string) ([]string, error) {
 func toStatusJSON(hist []app.JobHistory) []statusJSON {
 	out := make([]statusJSON, 0, len(hist))
 	for _, h := range hist {
-		s := statusJSON{Job: h.Job.Name, Suspended: h.IsSuspended(), Runs: make([]runJSON, 0, len(h.Runs))}
+		s := statusJSON{Job: h.Job.Name, Suspended: h.IsSuspended(), Runs: make([]runJSON, 0, len(h.Runs)),
+			OtherDefinition: h.OtherDefinition}
 		if h.Suspended != nil {
 			s.SuspendedAt, s.SuspendedBy = h.Suspended.At.UTC(), h.Suspended.By
 		}
@@ -233,6 +239,7 @@ func writeStatus(w io.Writer, hist []app.JobHistory, verbose bool) error {
 		}
 	}
 	writeSuspensions(&b, hist)
+	writeOtherDefinitions(&b, hist)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

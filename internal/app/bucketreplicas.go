@@ -11,7 +11,6 @@ import (
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/jsapi"
 	"github.com/cronlock/cronlock/internal/kv"
-	"github.com/cronlock/cronlock/scheduler"
 )
 
 // replicasCheckTimeout bounds the start-up check of the buckets'
@@ -20,7 +19,7 @@ const replicasCheckTimeout = jsapi.Attempt
 
 // buckets are the KV buckets the daemon creates with lock.replicas.
 func buckets(cfg *config.Config) []string {
-	return []string{cfg.Lock.Bucket, cfg.History.Bucket, scheduler.DefaultReplicaBucket}
+	return []string{cfg.Lock.Bucket, cfg.History.Bucket, cfg.Replicas.Bucket}
 }
 
 // warnReplicas logs at warn, once at start, every bucket that keeps fewer

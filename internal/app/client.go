@@ -71,6 +71,9 @@ type JobHistory struct {
 	// is not a job state; Runs and Suspended are then unknown (empty). A
 	// running replica repairs it at the job's next tick.
 	Corrupt string
+	// OtherDefinition is the definition hash of the job's last claim when
+	// it is not this configuration's (see OtherDefinition), else "".
+	OtherDefinition string
 }
 
 // IsSuspended reports whether no replica starts the job's ticks: the
@@ -110,7 +113,8 @@ func (c *Client) History(ctx context.Context, n int, names ...string) ([]JobHist
 		if err := withOutput(ctx, h, runs); err != nil {
 			return nil, err
 		}
-		out = append(out, JobHistory{Job: cj, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj)})
+		out = append(out, JobHistory{Job: cj, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj),
+			OtherDefinition: OtherDefinition(cj, st.Definition)})
 	}
 	return out, nil
 }
@@ -237,7 +241,7 @@ func (c *Client) Resume(ctx context.Context, name string) error {
 // Replicas returns the live replicas as they announce themselves, sorted by
 // id.
 func (c *Client) Replicas(ctx context.Context) ([]scheduler.Replica, error) {
-	return scheduler.ListReplicas(ctx, c.conn.JS, scheduler.DefaultReplicaBucket)
+	return scheduler.ListReplicas(ctx, c.conn.JS, c.cfg.Replicas.Bucket)
 }
 
 // ConfigSuspended reports whether the configuration suspends the job

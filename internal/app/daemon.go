@@ -296,6 +296,7 @@ func SchedulerOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Reg
 		HistorySize:       cfg.History.Size,
 		HistoryBucket:     cfg.History.Bucket,
 		HistoryReplicas:   cfg.Lock.Replicas,
+		ReplicaBucket:     cfg.Replicas.Bucket,
 		ReplicaID:         cfg.Lock.Owner,
 		Version:           Version(),
 	}

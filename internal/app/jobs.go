@@ -94,6 +94,7 @@ func Job(cj config.Job, opts JobOptions, log zerolog.Logger) job.Job {
 		OnInterrupt:      interruptPolicy(cj.OnInterrupt),
 		Jitter:           cj.Jitter.Duration(),
 		Suspended:        cj.Suspended,
+		Definition:       DefinitionHash(cj),
 		Run: func(ctx context.Context) error {
 			info, _ := job.FromContext(ctx)
 			c := cmd

@@ -197,3 +197,43 @@ func TestLeastPrivilegeInboxPrefix(t *testing.T) {
 	stop()
 	noViolations(t, logs)
 }
+
+// TestLeastPrivilegeDeployment: with deployment set, the permissions of
+// PERMISSIONS.md with the deployment's bucket names in place of the
+// defaults (its section "Sharing a NATS account") are enough: a replica
+// creates its buckets and runs, the operator commands read them.
+func TestLeastPrivilegeDeployment(t *testing.T) {
+	t.Parallel()
+	names := strings.NewReplacer("KV_locks", "KV_cronlock_d1_locks", "$KV.locks.", "$KV.cronlock_d1_locks.",
+		"cronlock_history", "cronlock_d1_history", "cronlock_replicas", "cronlock_d1_replicas")
+	conf := names.Replace(permissionsConf(t, "$JS.API.INFO", "$JS.API.STREAM.CREATE.KV_locks",
+		"$JS.API.STREAM.CREATE.KV_cronlock_history", "$JS.API.STREAM.CREATE.KV_cronlock_replicas"))
+	if strings.Contains(conf, "KV_locks") || strings.Contains(conf, "KV_cronlock_history") {
+		t.Fatalf("PERMISSIONS.md conf: a default bucket name left after renaming:\n%s", conf)
+	}
+	url := serverWithConf(t, conf)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cfg := writeConfig(t, dir, "deployment: d1\n"+restrictedConfig(t, url, out))
+	if cfg.Lock.Bucket != "cronlock_d1_locks" || cfg.Replicas.Bucket != "cronlock_d1_replicas" {
+		t.Fatalf("buckets %s, %s: want the deployment's", cfg.Lock.Bucket, cfg.Replicas.Bucket)
+	}
+	logs := &logBuffer{}
+	_, stop := startDaemon(t, cfg, logs)
+	waitFor(t, 20*time.Second, "two runs", func() bool { return len(lines(t, out)) >= 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := app.Dial(ctx, cfg, newLogger(t, logs))
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	if h, err := cl.History(ctx, 2); err != nil || len(h) != 1 || len(h[0].Runs) == 0 {
+		t.Errorf("History = %v, %v; want the job's runs", h, err)
+	}
+	if reps, err := cl.Replicas(ctx); err != nil || len(reps) != 1 {
+		t.Errorf("Replicas = %v, %v; want the daemon", reps, err)
+	}
+	cl.Close()
+	stop()
+	noViolations(t, logs)
+}

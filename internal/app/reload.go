@@ -88,6 +88,8 @@ func restartSections(a, b *config.Config) []string {
 		{"nats", a.NATS, b.NATS},
 		{"lock", a.Lock, b.Lock},
 		{"history", a.History, b.History},
+		{"deployment", a.Deployment, b.Deployment},
+		{"replicas", a.Replicas, b.Replicas},
 		{"http", restartHTTP(a.HTTP), restartHTTP(b.HTTP)},
 		{"log", a.Log, b.Log},
 		{"shutdown_grace", a.ShutdownGrace, b.ShutdownGrace},

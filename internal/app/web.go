@@ -150,6 +150,7 @@ func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss sche
 	if bad != nil { // only this job's row says so; the others are whole
 		j.State, j.Error = web.StateCorrupt, bad.Error()
 	}
+	j.OtherDefinition = OtherDefinition(cj, shared.Definition)
 	if !j.Suspended {
 		j.Next = ss.Next.UTC()
 	}
@@ -222,7 +223,7 @@ func (s *webSource) Replicas(ctx context.Context) ([]web.Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	reps, err := scheduler.ListReplicas(ctx, st.js, "")
+	reps, err := scheduler.ListReplicas(ctx, st.js, st.cfg.Replicas.Bucket)
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,15 @@ type Config struct {
 	Jobs []Job `yaml:"jobs"`
 	// Path is the file name given to Load or Parse. It is not a YAML key.
 	Path string `yaml:"-"`
+
+	// Deployment names this deployment (its replicas and their one
+	// configuration) on a NATS account that others share: it becomes part
+	// of every bucket name (see DeploymentBucket). Letters, digits, '_'
+	// and '-', at most 64. Default "": the bucket names of releases
+	// before the key.
+	Deployment string `yaml:"deployment"`
+	// Replicas says where the replicas announce themselves.
+	Replicas Replicas `yaml:"replicas"`
 }
 
 // NATS says how to reach NATS JetStream.
@@ -188,7 +197,8 @@ type TLS struct {
 
 // Lock configures the NATS KV lock that makes each tick run once.
 type Lock struct {
-	// Bucket is the KV bucket name ([A-Za-z0-9_-]+). Default "locks".
+	// Bucket is the KV bucket name ([A-Za-z0-9_-]+). Absent or "": "locks",
+	// or "cronlock_<deployment>_locks" with Config.Deployment set.
 	Bucket string `yaml:"bucket"`
 	// Lease is the lock TTL: a whole number of seconds, >= 1s. Default 20s.
 	Lease Duration `yaml:"lease"`
@@ -215,7 +225,8 @@ type Lock struct {
 // History configures the shared run history kept per job.
 type History struct {
 	// Bucket is the KV bucket name ([A-Za-z0-9_-]+), different from
-	// Lock.Bucket. Default "cronlock_history".
+	// Lock.Bucket. Absent or "": "cronlock_history", or
+	// "cronlock_<deployment>_history" with Config.Deployment set.
 	Bucket string `yaml:"bucket"`
 	// Size is the number of runs kept per job, 1..64 (the NATS KV per-key
 	// history limit). Default 20.

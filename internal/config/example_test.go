@@ -127,6 +127,7 @@ func TestExampleDecodes(t *testing.T) {
 			AcquireTimeout: Duration(500 * time.Millisecond), Replicas: 1,
 		},
 		History:       History{Bucket: "cronlock_history", Size: 20, OutputTail: 4096},
+		Replicas:      Replicas{Bucket: "cronlock_replicas"},
 		HTTP:          HTTP{Listen: "127.0.0.1:8736", HTTPTransport: defaultHTTPTransport()},
 		Log:           Log{Level: "info", Format: "json", OutputLinesPerSecond: 100, OutputBytesPerSecond: 65536},
 		ShutdownGrace: Duration(30 * time.Second),

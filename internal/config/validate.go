@@ -69,6 +69,7 @@ func (d *decoder) check(bad bool, path string, also []string, format string, arg
 // validate checks the rules that involve values rather than YAML types, and
 // resolves job time zones.
 func (d *decoder) validate(c *Config) {
+	d.validateDeployment(c)
 	d.validateNATS(&c.NATS)
 	d.validateEmbeddedAuth(&c.NATS)
 	d.validateLock(&c.Lock)
@@ -78,6 +79,7 @@ func (d *decoder) validate(c *Config) {
 	d.checkBucket("history.bucket", h.Bucket)
 	d.check(h.Bucket == c.Lock.Bucket, "history.bucket", []string{"lock.bucket"},
 		"must differ from lock.bucket (both are %s)", quote(h.Bucket))
+	d.validateReplicas(c)
 	d.check(h.Size < minHistorySize || h.Size > maxHistorySize, "history.size", nil,
 		"must be between %d and %d (NATS KV keeps at most %d revisions per key), got %d",
 		minHistorySize, maxHistorySize, maxHistorySize, h.Size)

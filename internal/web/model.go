@@ -63,6 +63,11 @@ type Job struct {
 	// a running replica repairs it at the job's next tick. Absent otherwise.
 	State string `json:"state,omitempty"`
 	Error string `json:"error,omitempty"`
+	// OtherDefinition, when set, is the definition hash of the job's last
+	// claim, which is not this configuration's: the runs shown are another
+	// definition's (another deployment on the same buckets, or replicas
+	// with another configuration).
+	OtherDefinition string `json:"other_definition,omitempty"`
 }
 
 // StateCorrupt is Job.State for a job whose shared record is corrupt.
