@@ -86,7 +86,7 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	}
 	for _, cmd := range commands {
 		if cmd.name == name {
-			return c.exit(name, cmd.run(c, ctx, rest))
+			return c.exit(name, failFast(ctx, func(ctx context.Context) error { return cmd.run(c, ctx, rest) }))
 		}
 	}
 	fmt.Fprintf(c.stderr, "cronlock: unknown command %q\nRun 'cronlock help' for usage.\n", name)

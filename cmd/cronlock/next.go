@@ -136,6 +136,9 @@ func (c *cli) suspended(ctx context.Context, cfg *config.Config) map[string]bool
 			return out
 		}
 	}
+	if refused := app.Refused(ctx); refused != nil {
+		err = refused
+	}
 	fmt.Fprintf(c.stderr, "cronlock next: cannot tell which jobs are suspended (%v); "+
 		"the times below are as if no replica had suspended any\n", strings.TrimSpace(err.Error()))
 	return out

@@ -28,6 +28,21 @@ func operatorContext(ctx context.Context, timeout time.Duration) (context.Contex
 	return ctx, func() { cancel(); stop() }
 }
 
+// failFast runs a command with a context that the NATS connection it
+// dials cancels as soon as the server refuses it a permission
+// (app.FailOnRefusal): the command then fails at once, and its error is the
+// refusal, which names the permission, rather than what its interrupted
+// operation returned or a timeout.
+func failFast(ctx context.Context, run func(context.Context) error) error {
+	ctx, cancel := app.FailOnRefusal(ctx)
+	defer cancel()
+	err := run(ctx)
+	if refused := app.Refused(ctx); err != nil && refused != nil {
+		return refused
+	}
+	return err
+}
+
 // dial connects an operator command to NATS (see app.Dial). Its logs go to
 // stderr at the configured level, but no lower than warn unless verbose: the
 // command's output is what matters.

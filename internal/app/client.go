@@ -30,12 +30,14 @@ type Client struct {
 // nats.embedded.listen, if one answers there; else an embedded server of its
 // own on nats.embedded.store_dir, which fails with an error matching
 // ErrStoreInUse while another cronlock process holds that store. It opens
-// (creating when missing) the lock bucket.
+// (creating when missing) the lock bucket. With a ctx of FailOnRefusal, a
+// permission the server refuses the connection cancels that context.
 func Dial(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*Client, error) {
 	conn, err := dialOperator(cfg.NATS, log)
 	if err != nil {
 		return nil, err
 	}
+	conn.cancelOnRefusal(ctx)
 	locker, err := lock.New(ctx, conn.JS, LockOptions(cfg, log))
 	if err != nil {
 		conn.Close()

@@ -55,6 +55,8 @@ type Conn struct {
 	// up is closed once the client has first connected; closed when
 	// the client has given up for good (nil: not watched).
 	up, closed chan struct{}
+	// refusals are cancelled when the server refuses a permission.
+	refusals refusals
 }
 
 // Connected reports whether the client is connected to NATS now.
@@ -156,6 +158,7 @@ func dialRetrying(dialCtx context.Context, cfg config.NATS, log zerolog.Logger, 
 		return nil, err
 	}
 	c.NC = nc
+	c.hookRefusals()
 	return c, nil
 }
 
@@ -225,7 +228,9 @@ func newConn(nc *nats.Conn, e *embeddedServer, where config.JetStream) (*Conn, e
 	}
 	up := make(chan struct{})
 	close(up)
-	return &Conn{NC: nc, JS: js, embedded: e, up: up}, nil
+	c := &Conn{NC: nc, JS: js, embedded: e, up: up}
+	c.hookRefusals()
+	return c, nil
 }
 
 // newJetStream is the JetStream context of nc in the domain or under the
@@ -255,13 +260,7 @@ func clientOptions(cfg config.NATS, log zerolog.Logger) ([]nats.Option, error) {
 	opts := []nats.Option{
 		nats.Name(cfg.Name),
 		nats.Timeout(connectTimeout),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			ev := log.Error().Err(err)
-			if sub != nil {
-				ev = ev.Str("subject", sub.Subject)
-			}
-			ev.Msg("NATS error")
-		}),
+		nats.ErrorHandler(asyncErrorLogger(log)),
 	}
 	auth, err := authOption(cfg)
 	if err != nil {

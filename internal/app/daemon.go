@@ -192,14 +192,13 @@ func (d *Daemon) connect(ctx context.Context) error {
 // openBuckets calls openScheduler, retrying with backoff for as long as
 // NATS does not answer (a cluster electing leaders, a server still
 // starting), until ctx is done. Other errors (a bucket that cannot work, a
-// server too old) end start-up at once.
+// server too old) end start-up at once. A permission NATS refuses is
+// retried too (it may be granted meanwhile); the connection logs it.
 func (d *Daemon) openBuckets(ctx context.Context) error {
 	wait := 500 * time.Millisecond
 	for {
 		d.setStage(stageOpening)
-		actx, cancel := context.WithTimeout(ctx, startupAttempt)
-		err := d.openScheduler(actx)
-		cancel()
+		err := d.openAttempt(ctx)
 		if err == nil {
 			d.mu.Lock()
 			cfg := d.cfg
@@ -207,11 +206,17 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 			warnReplicas(ctx, d.conn.Load().JS, cfg, d.log)
 			return nil
 		}
-		if !transient(err) || ctx.Err() != nil {
+		var refused *PermissionError
+		isRefused := errors.As(err, &refused)
+		if ctx.Err() != nil || (!isRefused && !transient(err)) {
 			return err
 		}
 		d.setStage(stageOpening + ": " + err.Error())
-		d.log.Warn().Err(err).Float64("retry_in_seconds", wait.Seconds()).Msg("NATS JetStream not answering yet; retrying")
+		if isRefused {
+			d.log.Debug().Err(err).Float64("retry_in_seconds", wait.Seconds()).Msg("cannot open the buckets; retrying")
+		} else {
+			d.log.Warn().Err(err).Float64("retry_in_seconds", wait.Seconds()).Msg("NATS JetStream not answering yet; retrying")
+		}
 		select {
 		case <-ctx.Done():
 			return err
@@ -219,6 +224,21 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 		}
 		wait = min(wait*2, 10*time.Second)
 	}
+}
+
+// openAttempt is one attempt of openBuckets, bounded by startupAttempt. It
+// fails as soon as NATS refuses the connection a permission, with that
+// *PermissionError, rather than waiting for a reply that cannot come.
+func (d *Daemon) openAttempt(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, startupAttempt)
+	defer cancel()
+	ctx, stop := d.conn.Load().failOnRefusal(ctx)
+	defer stop()
+	err := d.openScheduler(ctx)
+	if refused := Refused(ctx); err != nil && refused != nil {
+		return refused
+	}
+	return err
 }
 
 // openScheduler opens the lock and history buckets and creates the
