@@ -12,12 +12,19 @@ import (
 	"testing"
 
 	"github.com/cronlock/cronlock/internal/proc"
+	"github.com/cronlock/cronlock/internal/testrun"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
+// minParallel is how many parallel tests of this package run at once
+// unless -parallel says otherwise (see testrun.MinParallel): they wait on
+// daemons, ticks and leases far more than they compute.
+const minParallel = 4
+
 func TestMain(m *testing.M) {
 	proc.Init() // trigger runs job commands in-process
+	testrun.MinParallel(minParallel)
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
