@@ -159,7 +159,10 @@ func TestThreeEmbeddedNodes(t *testing.T) {
 	nodes[0].d = startDaemon(t, dir, nodes[0].config)
 	nodes[0].d.waitOutput("scheduler running", 30*time.Second)
 	rejoined := time.Now()
-	waitFor(t, 20*time.Second, "n1 runs a tick after its restart", func() bool {
+	// A rejoined node whose streams are still catching up loses the lock
+	// races to the other two for a while; on a loaded machine that took
+	// over 20 s once.
+	waitFor(t, 45*time.Second, "n1 runs a tick after its restart", func() bool {
 		for at, owners := range clusterTicks(t, out) {
 			if at > rejoined.Unix() && slices.Contains(owners, "n1") {
 				return true
