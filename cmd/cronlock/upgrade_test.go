@@ -236,17 +236,26 @@ func (f *upgradeFleet) readsAcross() {
 	t := f.t
 	t.Helper()
 	cfg := f.configs["r1"]
-	var reps []struct {
-		ID string `json:"id"`
-	}
-	decode(t, "previous replicas --json", runBinaryOf(t, f.bin[relPrevious], "replicas", "-c", cfg, "--json"), &reps)
+	// "scheduler running" comes before the replica's first announcement,
+	// so the listing is awaited (a few seconds at most), not read once.
 	var ids []string
-	for _, r := range reps {
-		ids = append(ids, r.ID)
-	}
-	slices.Sort(ids)
-	if strings.Join(ids, ",") != "r1,r2,r3" {
-		t.Errorf("the previous release lists replicas %v with %s, want r1, r2, r3", ids, f.versions())
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var reps []struct {
+			ID string `json:"id"`
+		}
+		decode(t, "previous replicas --json", runBinaryOf(t, f.bin[relPrevious], "replicas", "-c", cfg, "--json"), &reps)
+		ids = ids[:0]
+		for _, r := range reps {
+			ids = append(ids, r.ID)
+		}
+		slices.Sort(ids)
+		if strings.Join(ids, ",") == "r1,r2,r3" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the previous release lists replicas %v with %s, want r1, r2, r3", ids, f.versions())
+			break
+		}
 	}
 	var locks []map[string]any
 	decode(t, "previous locks --json", runBinaryOf(t, f.bin[relPrevious], "locks", "-c", cfg, "--json"), &locks)
