@@ -98,6 +98,8 @@ func (l *Locker) acquire(ctx context.Context, key string, o acquireOptions, dead
 	a := &attempt{l: l, key: key, owner: o.owner, id: nuid.Next()}
 	var lastErr error
 	useHint, contended := false, false
+	unhurry := func() {}
+	defer func() { unhurry() }()
 	for n := 0; ; {
 		wake := l.tracker.changed(key)
 		lease, err := a.try(tctx, useHint)
@@ -109,6 +111,8 @@ func (l *Locker) acquire(ctx context.Context, key string, o acquireOptions, dead
 			if !contended {
 				// Once per call, not per retry: says why Acquire blocks.
 				l.log.Debug().Str("key", key).Str("holder", describe(a.holder)).Msg(logWaiting)
+				// The release or expiry must wake us at once.
+				unhurry = l.follower.Hurry()
 			}
 			contended, lastErr = true, nil
 		case contended && tctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):

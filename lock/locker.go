@@ -37,7 +37,7 @@ type Locker struct {
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by Close: background clean-ups stop
-	follower  *follow.Follower
+	follower  *follow.Paced
 	reapers   sync.WaitGroup // see reap
 	// frees holds, by key, the lease ids freeLater still has to free; a
 	// key is present while its goroutine runs.
