@@ -1,9 +1,8 @@
 package scheduler_test
 
 import (
-	"bytes"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,35 +14,17 @@ import (
 	"github.com/cronlock/cronlock/scheduler"
 )
 
-// lockedBuffer is a log sink the replicas' goroutines share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 const conflictMsg = "another definition of this job writes this job's shared record"
 
 // definitionPair starts two replicas on one server, each with the job
 // "report" every second under its definition, logging as JSON to logs.
-func definitionPair(t *testing.T, defs [2]string) (*jobRuns, [2]*prometheus.Registry, [2]*lockedBuffer) {
+func definitionPair(t *testing.T, defs [2]string) (*jobRuns, [2]*prometheus.Registry, [2]*testlog.Buffer) {
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
 	runs := newJobRuns()
 	var regs [2]*prometheus.Registry
-	var logs [2]*lockedBuffer
+	var logs [2]*testlog.Buffer
 	for i, id := range []string{"r1", "r2"} {
-		regs[i], logs[i] = prometheus.NewRegistry(), &lockedBuffer{}
+		regs[i], logs[i] = prometheus.NewRegistry(), &testlog.Buffer{}
 		r := newReplica(t, url, lockOpts(id), scheduler.Options{Registerer: regs[i], Logger: zerolog.New(logs[i])})
 		addJob(t, r, job.Job{Name: "report", Schedule: "* * * * * *", Definition: defs[i], Run: runs.record(id, 0)})
 		r.start(t)

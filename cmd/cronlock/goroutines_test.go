@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -78,7 +79,7 @@ jobs:
 	cmd := exec.Command(binary(t), "run", "-c", cfg)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), envCheckGoroutines+"=1")
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,41 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"errors"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // daemon is a `cronlock run` process started by a test.
 type daemon struct {
 	t       *testing.T
 	cmd     *exec.Cmd
-	out     *syncBuffer // stdout and stderr
+	out     *testlog.Buffer // stdout and stderr
 	exited  chan struct{}
 	waitErr error
 }
@@ -59,7 +40,7 @@ func startDaemonOf(t *testing.T, bin, dir, config string) *daemon {
 func startDaemonCmd(t *testing.T, dir string, cmd *exec.Cmd) *daemon {
 	t.Helper()
 	cmd.Dir = dir
-	out := &syncBuffer{}
+	out := &testlog.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

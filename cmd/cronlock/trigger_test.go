@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,7 +159,7 @@ func waitForReplicaDeath(t *testing.T, cli, url string, byOwner map[string]*daem
 	t.Helper()
 	cmd := exec.Command(binary(t), "trigger", "-c", cli, "long")
 	cmd.Env = quickExit
-	var stdout, stderr syncBuffer
+	var stdout, stderr testlog.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

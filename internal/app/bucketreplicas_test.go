@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ lock: {lease: 2s, renew: 500ms, replicas: 3}
 http: {listen: ""}
 jobs: [{name: j, schedule: "@yearly", shell: "true"}]
 `, c.URL()))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	d, _ := startDaemon(t, cfg, logs)
 	waitFor(t, 30*time.Second, "the scheduler running", d.Ready)
 

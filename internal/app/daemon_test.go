@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"io"
 	"net"
 	"net/http"
@@ -54,7 +55,7 @@ jobs:
     schedule: "* * * * * *"
     shell: "true"
 `, proxy.URL()))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	d, _ := startDaemon(t, cfg, logs)
 	base := "http://" + d.HTTPAddr().String()
 
@@ -112,7 +113,7 @@ jobs:
 		return fmt.Sprintf("  - name: %s\n    schedule: \"* * * * * *\"\n    shell: echo %s >> %s\n", name, word, yamlQuote(file))
 	}
 	cfg := writeConfig(t, dir, yaml(job("keep", a, "old")+job("gone", b, "x"), "500ms"))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	d, _ := startDaemon(t, cfg, logs)
 	waitFor(t, 10*time.Second, "both jobs run", func() bool { return len(lines(t, a)) > 0 && len(lines(t, b)) > 0 })
 
@@ -161,7 +162,7 @@ nats:
 http: {listen: ""}
 jobs: [{name: j, schedule: "@yearly", shell: "true"}]
 `, yamlQuote(filepath.Join(dir, "store"))))
-	startDaemon(t, cfg, &logBuffer{})
+	startDaemon(t, cfg, &testlog.Buffer{})
 	_, err := app.NewDaemon(context.Background(), cfg, io.Discard)
 	if !errors.Is(err, app.ErrStoreInUse) {
 		t.Fatalf("second NewDaemon = %v, want ErrStoreInUse", err)
@@ -192,7 +193,7 @@ func TestOperatorDial(t *testing.T) {
 
 	// No store yet: refused, naming where it looked; nothing created.
 	alone := writeConfig(t, dir, fmt.Sprintf("nats:\n  embedded: {store_dir: %s}\n%s", store, jobs))
-	_, err := app.Dial(ctx, alone, newLogger(t, &logBuffer{}))
+	_, err := app.Dial(ctx, alone, newLogger(t, &testlog.Buffer{}))
 	if !errors.Is(err, app.ErrNoStore) || !strings.Contains(err.Error(), storeDir) {
 		t.Fatalf("Dial before any daemon = %v, want ErrNoStore naming %s", err, storeDir)
 	}
@@ -203,7 +204,7 @@ func TestOperatorDial(t *testing.T) {
 	// A daemon listening: the command connects to it.
 	listen := freePort(t)
 	shared := writeConfig(t, dir, fmt.Sprintf("nats:\n  embedded: {store_dir: %s, listen: %q}\n%s", store, listen, jobs))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	_, stop := startDaemon(t, shared, logs)
 	cl, err := app.Dial(ctx, shared, newLogger(t, logs))
 	if err != nil {
@@ -215,7 +216,7 @@ func TestOperatorDial(t *testing.T) {
 	cl.Close()
 
 	// The same store without the listen address: refused, with advice.
-	_, err = app.Dial(ctx, alone, newLogger(t, &logBuffer{}))
+	_, err = app.Dial(ctx, alone, newLogger(t, &testlog.Buffer{}))
 	if !errors.Is(err, app.ErrStoreInUse) || !strings.Contains(err.Error(), "nats.embedded.listen") {
 		t.Fatalf("Dial with the store in use = %v, want ErrStoreInUse suggesting nats.embedded.listen", err)
 	}
@@ -223,7 +224,7 @@ func TestOperatorDial(t *testing.T) {
 	// No daemon any more: the command opens the store itself, and releases it.
 	stop()
 	for range 2 {
-		cl, err := app.Dial(ctx, alone, newLogger(t, &logBuffer{}))
+		cl, err := app.Dial(ctx, alone, newLogger(t, &testlog.Buffer{}))
 		if err != nil {
 			t.Fatalf("Dial without a daemon: %v", err)
 		}
@@ -261,7 +262,7 @@ lock: {lease: 2s, renew: 500ms, replicas: 3}
 http: {listen: "127.0.0.1:0"}
 jobs: [{name: j, schedule: "@yearly", shell: "true"}]
 `, c.URL()))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d, err := app.NewDaemon(ctx, cfg, logs)
@@ -307,7 +308,7 @@ jobs: [{name: j, schedule: "* * * * * *", shell: "echo %s >> %s"}]
 `, port, word, out)
 	}
 	cfg := writeConfig(t, dir, yaml("old"))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	d, _ := startDaemon(t, cfg, logs)
 	waitFor(t, 20*time.Second, "a failed connection attempt logged", func() bool {
 		return strings.Contains(logs.String(), "cannot connect to NATS; retrying")
@@ -341,7 +342,7 @@ nats: {url: %s}
 http: {listen: ""}
 jobs: [{name: j, schedule: "@yearly", shell: "true"}]
 `, url))
-	d, err := app.NewDaemon(ctx, cfg, &logBuffer{})
+	d, err := app.NewDaemon(ctx, cfg, &testlog.Buffer{})
 	if err != nil {
 		t.Fatalf("NewDaemon: %v", err)
 	}

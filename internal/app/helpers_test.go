@@ -1,10 +1,10 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,24 +18,6 @@ import (
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/lock"
 )
-
-// logBuffer collects a daemon's log output, safely for concurrent writers.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // writeConfig writes a configuration file into dir and loads it.
 func writeConfig(t *testing.T, dir, yaml string) *config.Config {
@@ -53,7 +35,7 @@ func writeConfig(t *testing.T, dir, yaml string) *config.Config {
 
 // startDaemon starts a daemon and runs it until stop is called or the test
 // ends.
-func startDaemon(t *testing.T, cfg *config.Config, logs *logBuffer) (d *app.Daemon, stop func()) {
+func startDaemon(t *testing.T, cfg *config.Config, logs *testlog.Buffer) (d *app.Daemon, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	d, err := app.NewDaemon(ctx, cfg, logs)
@@ -116,7 +98,7 @@ func lines(t *testing.T, path string) []string {
 func yamlQuote(s string) string { return fmt.Sprintf("%q", s) }
 
 // newLogger is a debug-level JSON logger writing to w.
-func newLogger(t *testing.T, w *logBuffer) zerolog.Logger {
+func newLogger(t *testing.T, w *testlog.Buffer) zerolog.Logger {
 	t.Helper()
 	l, err := app.NewLogger(config.Log{Level: "debug", Format: "json"}, w)
 	if err != nil {

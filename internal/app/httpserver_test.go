@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"io"
 	"math/big"
 	"net"
@@ -91,7 +92,7 @@ jobs:
     schedule: "0 0 1 1 *"
     shell: "true"
 `, srv.ClientURL()))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	d, _ := startDaemon(t, cfg, logs)
 	main, metrics := d.HTTPAddr().String(), d.MetricsAddr().String()
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
@@ -194,7 +195,7 @@ jobs:
     schedule: "0 0 1 1 *"
     shell: "true"
 `, srv.ClientURL()))
-	d, _ := startDaemon(t, cfg, &logBuffer{})
+	d, _ := startDaemon(t, cfg, &testlog.Buffer{})
 	addr := d.HTTPAddr().String()
 	var silent []net.Conn
 	defer func() {

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,7 @@ func TestJobEnvironment(t *testing.T) {
 		Dir:      dir,
 		Location: time.UTC,
 	}
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	j := app.Job(cj, app.JobOptions{Lease: 20 * time.Second}, newLogger(t, logs))
 	tick := time.Date(2026, 3, 29, 3, 0, 0, 0, time.FixedZone("CEST", 2*3600))
 	ctx := job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: tick, Attempt: 2, Owner: "host:42", Token: 1234})
@@ -60,7 +61,7 @@ func TestJobEnvironment(t *testing.T) {
 
 func TestJobExitCode(t *testing.T) {
 	t.Parallel()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	j := app.Job(config.Job{Name: "fails", Schedule: "@every 1m", Command: []string{"sh", "-c", "echo oops >&2; exit 3"}}, app.JobOptions{Lease: 20 * time.Second}, newLogger(t, logs))
 	err := j.Run(job.NewContext(context.Background(), job.RunInfo{Job: "fails", Tick: time.Now(), Attempt: 1}))
 	var ee *proc.ExitError
@@ -109,7 +110,7 @@ func TestJobLeaseLossKillsBeforeTakeover(t *testing.T) {
 	t.Parallel()
 	cj := config.Job{Name: "stubborn", Schedule: "@every 1m", Shell: "trap '' TERM; echo trap installed; sleep 60 & wait; sleep 60",
 		Grace: config.Duration(time.Minute), Location: time.UTC}
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	j := app.Job(cj, app.JobOptions{Lease: 2 * time.Second}, newLogger(t, logs)) // lost-lease grace: 100 ms
 	ctx, outcome := job.WithOutcome(job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: time.Now(), Attempt: 1}))
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -156,7 +157,7 @@ func TestJobOutcome(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cj.Name, tc.cj.Schedule, tc.cj.Location = "outcome", "@every 1m", time.UTC
-			logs := &logBuffer{}
+			logs := &testlog.Buffer{}
 			j := app.Job(tc.cj, app.JobOptions{Lease: 20 * time.Second, OutputTail: tc.tail}, newLogger(t, logs))
 			ctx, outcome := job.WithOutcome(job.NewContext(context.Background(), job.RunInfo{Job: "outcome", Tick: time.Now(), Attempt: 1}))
 			err := j.Run(ctx)
@@ -193,7 +194,7 @@ func sameLines(a, b string) bool {
 func TestJobLeaseDeadline(t *testing.T) {
 	t.Parallel()
 	cj := config.Job{Name: "deadline", Schedule: "@every 1m", Shell: "sleep 60", Grace: config.Duration(time.Minute), Location: time.UTC}
-	j := app.Job(cj, app.JobOptions{Lease: 20 * time.Second}, newLogger(t, &logBuffer{}))
+	j := app.Job(cj, app.JobOptions{Lease: 20 * time.Second}, newLogger(t, &testlog.Buffer{}))
 	deadline := time.Now().Add(300 * time.Millisecond)
 	ctx := job.WithLeaseDeadline(job.NewContext(context.Background(), job.RunInfo{Job: cj.Name, Tick: time.Now(), Attempt: 1}),
 		func() (time.Time, <-chan struct{}) { return deadline, nil })

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -43,7 +44,7 @@ func TestReloadAndBuildMetrics(t *testing.T) {
 	head := fmt.Sprintf("nats: {url: %s}\nlock: {lease: 2s, renew: 500ms}\nhttp: {listen: \"127.0.0.1:0\"}\nconfig_watch: false\njobs:\n", url)
 	good := head + "  - name: m.job\n    schedule: \"@every 1h\"\n    shell: \"true\"\n"
 	cfg := writeConfig(t, dir, good)
-	d, _ := startDaemon(t, cfg, &logBuffer{})
+	d, _ := startDaemon(t, cfg, &testlog.Buffer{})
 	metrics := func() string { _, body := get(t, "http://"+d.HTTPAddr().String()+"/metrics"); return body }
 
 	waitFor(t, 10*time.Second, "the job's series in /metrics", func() bool {

@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"math/big"
 	"net"
 	"net/url"
@@ -71,7 +72,7 @@ jobs:
     schedule: "* * * * * *"
     shell: echo ran >> %s; sleep 1
 `, leaf.ClientURL(), yamlQuote(out)))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	_, stop := startDaemon(t, cfg, logs)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -202,7 +203,7 @@ jobs: [{name: tls.job, schedule: "* * * * * *", shell: "true"}]
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 
 	_, err := app.Dial(ctx, writeConfig(t, dir, yaml("")), newLogger(t, logs))
 	if err == nil || !strings.Contains(err.Error(), "certificate") {

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,7 @@ jobs:
 
 // noViolations fails the test if the logs show a NATS error, such as a
 // permissions violation.
-func noViolations(t *testing.T, logs *logBuffer) {
+func noViolations(t *testing.T, logs *testlog.Buffer) {
 	t.Helper()
 	s := logs.String()
 	if strings.Contains(s, "Permissions Violation") || strings.Contains(s, `"message":"NATS error"`) {
@@ -101,7 +102,7 @@ func TestLeastPrivilege(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	cfg := writeConfig(t, dir, restrictedConfig(t, url, out))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	_, stop1 := startDaemon(t, cfg, logs)
 	_, stop2 := startDaemon(t, cfg, logs)
 	waitFor(t, 20*time.Second, "three runs", func() bool { return len(lines(t, out)) >= 3 })
@@ -133,7 +134,7 @@ func TestLeastPrivilegeCreatesBuckets(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	cfg := writeConfig(t, dir, restrictedConfig(t, url, out))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	_, stop := startDaemon(t, cfg, logs)
 	waitFor(t, 20*time.Second, "a run", func() bool { return len(lines(t, out)) >= 1 })
 	stop()
@@ -164,12 +165,12 @@ func TestLeastPrivilegeInboxPrefix(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	yaml := restrictedConfig(t, url, out)
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 
 	// Without the prefix: replies cannot arrive.
 	refused := writeConfig(t, dir, yaml)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	if cl, err := app.Dial(ctx, refused, newLogger(t, &logBuffer{})); err == nil {
+	if cl, err := app.Dial(ctx, refused, newLogger(t, &testlog.Buffer{})); err == nil {
 		cl.Close()
 		t.Fatalf("Dial without nats.inbox_prefix succeeded; the test cannot tell the prefix is used")
 	}
@@ -218,7 +219,7 @@ func TestLeastPrivilegeDeployment(t *testing.T) {
 	if cfg.Lock.Bucket != "cronlock_d1_locks" || cfg.Replicas.Bucket != "cronlock_d1_replicas" {
 		t.Fatalf("buckets %s, %s: want the deployment's", cfg.Lock.Bucket, cfg.Replicas.Bucket)
 	}
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	_, stop := startDaemon(t, cfg, logs)
 	waitFor(t, 20*time.Second, "two runs", func() bool { return len(lines(t, out)) >= 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestTriggerFollowsReloadAndShutdown(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, yaml("first", "slow"))
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	d, stop := startDaemon(t, cfg, logs)
 	waitFor(t, 10*time.Second, "ready", d.Ready)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"io"
 	"net"
 	"net/http"
@@ -65,7 +66,7 @@ func webDaemon(t *testing.T, url, owner string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, fmt.Sprintf(webConfig, url, owner, webToken, yamlQuote(xssPayload)))
-	d, _ := startDaemon(t, cfg, &logBuffer{})
+	d, _ := startDaemon(t, cfg, &testlog.Buffer{})
 	return "http://" + d.HTTPAddr().String()
 }
 
@@ -362,7 +363,7 @@ func TestStatusPageBeforeNATS(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	url := "nats://" + ln.Addr().String()
 	ln.Close()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(webConfig, url, "replica-early", webToken, yamlQuote(xssPayload)))
 	d, _ := startDaemon(t, cfg, logs)
 	base := "http://" + d.HTTPAddr().String()

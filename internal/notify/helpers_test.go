@@ -1,9 +1,8 @@
 package notify
 
 import (
-	"bytes"
 	"context"
-	"sync"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"testing"
 	"time"
 
@@ -17,29 +16,11 @@ import (
 // generous: the test machine is slow and shared.
 const closeTimeout = 30 * time.Second
 
-// syncBuffer is a bytes.Buffer safe for the workers' concurrent logging.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // fixture is a Notifier with its own registry and log buffer.
 type fixture struct {
 	*Notifier
 	reg *prometheus.Registry
-	log *syncBuffer
+	log *testlog.Buffer
 }
 
 // newFixture starts a Notifier with fast retries (opts fields left zero get
@@ -47,7 +28,7 @@ type fixture struct {
 // Notifier is closed at the end of the test.
 func newFixture(t *testing.T, opts Options, targets ...config.NotifyTarget) *fixture {
 	t.Helper()
-	f := &fixture{reg: prometheus.NewRegistry(), log: &syncBuffer{}}
+	f := &fixture{reg: prometheus.NewRegistry(), log: &testlog.Buffer{}}
 	opts.Registerer = f.reg
 	opts.Logger = zerolog.New(f.log)
 	if opts.Backoff == 0 {

@@ -1,7 +1,7 @@
 package web_test
 
 import (
-	"bytes"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -146,7 +146,7 @@ func TestLoginCookie(t *testing.T) {
 // give one warn line with its address.
 func TestRefusalsLoggedOncePerClient(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf testlog.Buffer
 	srv := serve(t, fixture(), web.Options{AdminToken: adminToken, ReadToken: readToken, Logger: zerolog.New(&buf)})
 	for range 5 {
 		call(t, "GET", srv.URL+"/api/jobs", "wrong")
@@ -161,16 +161,3 @@ func TestRefusalsLoggedOncePerClient(t *testing.T) {
 		t.Fatalf("the refusal line shows a token:\n%s", buf.String())
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

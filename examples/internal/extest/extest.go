@@ -2,35 +2,18 @@
 package extest
 
 import (
-	"bytes"
 	"context"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
 // Buffer is an io.Writer safe for concurrent use: the example writes its
 // log from several goroutines while the test reads it.
-type Buffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *Buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns everything written so far.
-func (b *Buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type Buffer = testlog.Buffer
 
 // Example is an example's run function running in the background.
 type Example struct {
