@@ -231,7 +231,10 @@ func TestFailuresPanicsTimeoutsRetries(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	cases := map[string]struct{ status, errText string }{
+	cases := map[string]struct {
+		status  scheduler.RunStatus
+		errText string
+	}{
 		"panics": {scheduler.StatusFailed, "panic: boom"},
 		"slow":   {scheduler.StatusTimeout, "job timeout after 100ms"},
 		"flaky":  {scheduler.StatusSucceeded, ""},

@@ -216,7 +216,7 @@ func logResult(log zerolog.Logger, run scheduler.Run, err error) {
 	switch {
 	case run.ID == 0: // it never started; the reply said why
 	case err != nil:
-		log.Warn().Uint64("run", run.ID).Str("status", run.Status).Msg("manual run requested over NATS did not succeed")
+		log.Warn().Uint64("run", run.ID).Str("status", string(run.Status)).Msg("manual run requested over NATS did not succeed")
 	default:
 		log.Info().Uint64("run", run.ID).Msg("manual run requested over NATS succeeded")
 	}

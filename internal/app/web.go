@@ -156,12 +156,12 @@ func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss sche
 	}
 	if len(shared.Runs) > 0 {
 		last := shared.Runs[0]
-		j.LastStatus, j.LastStart, j.LastEnd = last.Status, last.Start, last.End
+		j.LastStatus, j.LastStart, j.LastEnd = string(last.Status), last.Start, last.End
 		j.LastDurationSeconds = last.Duration().Seconds()
 	}
 	// The lock is read only when a run may be in progress: the shared
 	// history or this replica says one is.
-	if ss.Running || j.LastStatus == scheduler.StatusRunning {
+	if ss.Running || j.LastStatus == string(scheduler.StatusRunning) {
 		h, err := st.locker.Holder(ctx, cj.Name)
 		switch {
 		case err == nil:
@@ -209,9 +209,9 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 // webRun is r as the page shows it, without its output.
 func webRun(r scheduler.Run) web.Run {
 	return web.Run{
-		Tick: r.Tick, Status: r.Status, Attempts: r.Attempts, Start: r.Start, End: r.End,
+		Tick: r.Tick, Status: string(r.Status), Attempts: r.Attempts, Start: r.Start, End: r.End,
 		DurationSeconds: r.Duration().Seconds(), ExitCode: r.ExitCode, Error: r.Error,
-		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: r.Reason,
+		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: string(r.Reason),
 	}
 }
 
