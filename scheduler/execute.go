@@ -12,10 +12,7 @@ import (
 	"github.com/cronlock/cronlock/lock"
 )
 
-var (
-	errTimeout  = errors.New("job timeout")
-	errShutdown = errors.New("scheduler shut down")
-)
+var errTimeout = errors.New("job timeout")
 
 // execute runs the job's attempts under lease and records the result in
 // run and in the shared history. parent is cancelled when the run must stop

@@ -133,10 +133,10 @@ func (s *Scheduler) Add(j job.Job) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopping {
-		return errors.New("scheduler: Add: the scheduler is shutting down")
+		return fmt.Errorf("scheduler: Add %q: %w", j.Name, ErrStopped)
 	}
 	if _, ok := s.jobs[j.Name]; ok {
-		return fmt.Errorf("scheduler: Add: job %q is already registered", j.Name)
+		return fmt.Errorf("scheduler: Add: job %q is %w", j.Name, ErrJobExists)
 	}
 	now := s.now()
 	e := &entry{job: j, sched: sched, stop: make(chan struct{}), rerun: make(chan struct{}, 1), interval: longestGap(sched, now)}
@@ -155,7 +155,7 @@ func (s *Scheduler) Remove(name string) error {
 	defer s.mu.Unlock()
 	e, ok := s.jobs[name]
 	if !ok {
-		return fmt.Errorf("scheduler: Remove: no job %q", name)
+		return fmt.Errorf("scheduler: Remove: %w %q", ErrUnknownJob, name)
 	}
 	delete(s.jobs, name)
 	close(e.stop)

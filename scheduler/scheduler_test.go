@@ -241,7 +241,7 @@ func TestFailuresPanicsTimeoutsRetries(t *testing.T) {
 		"fails":  {scheduler.StatusFailed, "always"},
 	}
 	for name, want := range cases {
-		err := r.s.Trigger(ctx, name)
+		_, err := r.s.TriggerRun(ctx, name, nil)
 		if (want.errText == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want.errText)) {
 			t.Errorf("Trigger(%s) = %v, want error containing %q", name, err, want.errText)
 		}

@@ -191,7 +191,12 @@ func (t *triggerServer) start(name string, log zerolog.Logger) TriggerReply {
 		log.Info().Uint64("run", r.ID).Uint64("token", r.Token).Msg("manual run requested over NATS started")
 		return TriggerReply{Status: TriggerStarted, Run: &r}
 	case err := <-done:
-		return t.notStarted(st, name, err)
+		select {
+		case r := <-started: // it started and ended already
+			return TriggerReply{Status: TriggerStarted, Run: &r}
+		default:
+			return t.notStarted(st, name, err)
+		}
 	}
 }
 
