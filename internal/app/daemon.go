@@ -317,7 +317,6 @@ func SchedulerOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Reg
 		HistoryBucket:     cfg.History.Bucket,
 		HistoryReplicas:   cfg.Lock.Replicas,
 		ReplicaBucket:     cfg.Replicas.Bucket,
-		ReplicaID:         cfg.Lock.Owner,
 		Version:           Version(),
 	}
 }
