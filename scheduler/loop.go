@@ -64,7 +64,7 @@ func (s *Scheduler) catchUp(e *entry, gapReason Reason) bool {
 	if deadline <= 0 {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.opts.AcquireTimeout*4)
+	ctx, cancel := context.WithTimeout(s.ctx, s.stateTimeout())
 	st, _, err := s.history.read(ctx, e.job.Name) // repairing a record that cannot be trusted
 	cancel()
 	if err != nil {

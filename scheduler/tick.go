@@ -97,7 +97,7 @@ func (s *Scheduler) rerunTick(e *entry) {
 	defer s.slots.release()
 	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning,
 		definition: e.job.Definition}
-	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
+	ctx, cancel := context.WithTimeout(s.hard, s.stateTimeout())
 	p, c, err := s.history.claimRerun(ctx, run, s.now(), s.ownerGone(ctx))
 	cancel()
 	if err != nil || p == nil {
@@ -179,7 +179,7 @@ func (s *Scheduler) skipSuspended(e *entry, tick time.Time, log zerolog.Logger) 
 		s.skip(e.job.Name, skipAlreadyRun, nil, log)
 		return true
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.opts.AcquireTimeout*4)
+	ctx, cancel := context.WithTimeout(s.ctx, s.stateTimeout())
 	defer cancel()
 	recorded, err := s.history.skip(ctx, e.sched, e.job.Name, tick, ReasonSuspended)
 	switch {
@@ -197,7 +197,7 @@ func (s *Scheduler) skipSuspended(e *entry, tick time.Time, log zerolog.Logger) 
 
 // claimTick claims the run's tick in the shared history, bounded in time.
 func (s *Scheduler) claimTick(e *entry, run Run, gapReason Reason) (claimed, error) {
-	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
+	ctx, cancel := context.WithTimeout(s.hard, s.stateTimeout())
 	defer cancel()
 	c, err := s.history.claim(ctx, claimRequest{sched: e.sched, run: run, gapReason: gapReason,
 		held: e.heldSince(), gone: s.ownerGone(ctx)})
@@ -239,7 +239,7 @@ func (s *Scheduler) reportClaim(token uint64, c claimed, log zerolog.Logger) {
 // lock keeps trying once NATS answers (and the server's TTL frees the key
 // at the latest); the failure is logged, since every replica waits for it.
 func (s *Scheduler) release(lease Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	if err := lease.Release(ctx); err != nil {
 		s.log.Warn().Err(err).Str("owner", lease.Owner()).Uint64("token", lease.Token()).Msg("cannot release the lock")
