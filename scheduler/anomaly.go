@@ -41,14 +41,14 @@ import (
 // a corrupt record as such, and a running replica repairs it at the job's
 // next tick (or catch-up).
 const (
-	AnomalyFutureTick = "future_tick"
-	AnomalyCorrupt    = "corrupt"
+	AnomalyFutureTick Reason = "future_tick"
+	AnomalyCorrupt    Reason = "corrupt"
 )
 
 // AnomalyKinds are the values of the kind label of
 // cronlock_state_anomalies_total, each of which exists (at 0) for every job
 // from its start.
-var AnomalyKinds = []string{AnomalyFutureTick, AnomalyCorrupt}
+var AnomalyKinds = []Reason{AnomalyFutureTick, AnomalyCorrupt}
 
 // FutureTickTolerance is how far past the server's time a job's last
 // claimed tick may lie and still be trusted: well beyond the error of a
@@ -123,8 +123,8 @@ func (r *repairs) distrust(name string, st *jobState) *Run {
 // anomaly reports a repaired record (see above): the log, the counter and
 // OnResult.
 func (s *Scheduler) anomaly(note Run) {
-	s.m.anomalies.WithLabelValues(note.Job, note.Reason).Inc()
-	s.log.Warn().Str("job", note.Job).Str("kind", note.Reason).Str("error", note.Error).
+	s.m.anomalies.WithLabelValues(note.Job, string(note.Reason)).Inc()
+	s.log.Warn().Str("job", note.Job).Str("kind", string(note.Reason)).Str("error", note.Error).
 		Msg("the job's shared record could not be trusted; repaired")
 	s.result(note)
 }

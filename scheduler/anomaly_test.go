@@ -95,10 +95,10 @@ func TestForgedFutureTickIsRepaired(t *testing.T) {
 	forgedAt := time.Now()
 	g.awaitRunAfter(t, forgedAt.Add(time.Second), 10*time.Second)
 	waitFor(t, 5*time.Second, "the anomaly counted", func() bool {
-		return metricSum(t, "cronlock_state_anomalies_total", map[string]string{"job": "forged", "kind": scheduler.AnomalyFutureTick}, g.regs...) == 1
+		return metricSum(t, "cronlock_state_anomalies_total", map[string]string{"job": "forged", "kind": string(scheduler.AnomalyFutureTick)}, g.regs...) == 1
 	})
 	time.Sleep(1500 * time.Millisecond) // more ticks: the repair is not repeated
-	if n := metricSum(t, "cronlock_state_anomalies_total", map[string]string{"kind": scheduler.AnomalyFutureTick}, g.regs...); n != 1 {
+	if n := metricSum(t, "cronlock_state_anomalies_total", map[string]string{"kind": string(scheduler.AnomalyFutureTick)}, g.regs...); n != 1 {
 		t.Errorf("cronlock_state_anomalies_total{kind=future_tick} = %v, want 1", n)
 	}
 	notes := g.notes()
@@ -112,7 +112,7 @@ func TestForgedFutureTickIsRepaired(t *testing.T) {
 	if got := withStatus(runs, scheduler.StatusMissed); len(got) != 0 {
 		t.Errorf("missed entries after the repair = %+v, want none", got)
 	}
-	if metricSum(t, "cronlock_state_anomalies_total", map[string]string{"kind": scheduler.AnomalyCorrupt}, g.regs...) != 0 {
+	if metricSum(t, "cronlock_state_anomalies_total", map[string]string{"kind": string(scheduler.AnomalyCorrupt)}, g.regs...) != 0 {
 		t.Error("a future tick counted as corrupt")
 	}
 }
@@ -140,7 +140,7 @@ func TestCorruptRecordIsRepaired(t *testing.T) {
 	g.start(t)
 	g.starts.next(t, 10*time.Second)
 	waitFor(t, 5*time.Second, "the anomaly counted", func() bool {
-		return metricSum(t, "cronlock_state_anomalies_total", map[string]string{"job": "broken", "kind": scheduler.AnomalyCorrupt}, g.regs...) == 1
+		return metricSum(t, "cronlock_state_anomalies_total", map[string]string{"job": "broken", "kind": string(scheduler.AnomalyCorrupt)}, g.regs...) == 1
 	})
 	st, err := h.State(ctx, "broken")
 	if err != nil {

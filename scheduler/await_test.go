@@ -67,7 +67,7 @@ func runsOf(t *testing.T, r *replica, name string) []scheduler.Run {
 }
 
 // withStatus returns the entries with the given status, in the order given.
-func withStatus(runs []scheduler.Run, status string) []scheduler.Run {
+func withStatus(runs []scheduler.Run, status scheduler.RunStatus) []scheduler.Run {
 	var out []scheduler.Run
 	for _, r := range runs {
 		if r.Status == status {

@@ -19,7 +19,7 @@ type claimed struct {
 	recorded []Run
 	// missed counts the ticks between the previous claim and this one that
 	// no replica ran, by reason.
-	missed map[string]int
+	missed map[Reason]int
 	// highest is the highest fencing token in the history before this run:
 	// a lease token at or below it means the lock stream went back in time
 	// (NATS lost writes it had acknowledged), which the caller reports.
@@ -35,7 +35,7 @@ type claimRequest struct {
 	run   Run
 	// gapReason labels the missed ticks that nothing else explains
 	// (no_replica, outage).
-	gapReason string
+	gapReason Reason
 	// held are the ticks at which this replica found the job's lock held.
 	held heldTicks
 	// gone reports whether a run left "running" in the history has ended
@@ -59,7 +59,7 @@ func (h *History) claim(ctx context.Context, req claimRequest) (claimed, error) 
 		if st.Suspended != nil {
 			return false // suspended before the watch told (or kept by a repair, see corrupt.go)
 		}
-		c = claimed{missed: map[string]int{}}
+		c = claimed{missed: map[Reason]int{}}
 		for _, r := range st.Runs {
 			c.highest = max(c.highest, r.Token)
 		}
@@ -75,12 +75,12 @@ func (h *History) claim(ctx context.Context, req claimRequest) (claimed, error) 
 
 // addMissed records the ticks strictly between st.LastTick and the run's
 // tick as missed entries, counting them by reason in counts.
-func addMissed(st *jobState, req claimRequest, counts map[string]int) []Run {
+func addMissed(st *jobState, req claimRequest, counts map[Reason]int) []Run {
 	if st.LastTick.IsZero() {
 		return nil // a new job: nothing was missed
 	}
 	busy := busySpans(st)
-	reason := func(t time.Time) string { return missedReason(t, busy, req) }
+	reason := func(t time.Time) Reason { return missedReason(t, busy, req) }
 	var out []Run
 	for _, g := range gaps(req.sched, st.LastTick, req.run.Tick, reason) {
 		counts[g.reason] += g.n
@@ -96,7 +96,7 @@ func addMissed(st *jobState, req claimRequest, counts map[string]int) []Run {
 //     live run (a replica that died while running the job keeps the lock
 //     until its lease ends);
 //   - else the claim's gap reason: no replica was there, or an outage.
-func missedReason(t time.Time, busy []span, req claimRequest) string {
+func missedReason(t time.Time, busy []span, req claimRequest) Reason {
 	for _, b := range busy {
 		if b.covers(t) {
 			return ReasonOverlap
@@ -204,7 +204,7 @@ func (h *History) addManual(ctx context.Context, run Run) (Run, error) {
 // skip records tick as claimed and not run, with reason (suspended),
 // unless it was claimed already; consecutive skips with one reason share an
 // entry. It returns whether this call recorded the tick.
-func (h *History) skip(ctx context.Context, sched job.Schedule, name string, tick time.Time, reason string) (bool, error) {
+func (h *History) skip(ctx context.Context, sched job.Schedule, name string, tick time.Time, reason Reason) (bool, error) {
 	_, rev, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
 		if !st.LastTick.IsZero() && !tick.After(st.LastTick) {
 			return false
@@ -260,12 +260,12 @@ const maxCount = 1_000_000
 type gap struct {
 	n           int
 	first, last time.Time
-	reason      string
+	reason      Reason
 }
 
 // gaps returns the ticks strictly between after and before, split into
 // runs of consecutive ticks with the same reason.
-func gaps(sched job.Schedule, after, before time.Time, reason func(time.Time) string) []gap {
+func gaps(sched job.Schedule, after, before time.Time, reason func(time.Time) Reason) []gap {
 	var out []gap
 	n := 0
 	for t := sched.Next(after); !t.IsZero() && t.Before(before) && n < maxCount; t = sched.Next(t) {

@@ -12,10 +12,7 @@ import (
 	"github.com/cronlock/cronlock/lock"
 )
 
-var (
-	errTimeout  = errors.New("job timeout")
-	errShutdown = errors.New("scheduler shut down")
-)
+var errTimeout = errors.New("job timeout")
 
 // execute runs the job's attempts under lease and records the result in
 // run and in the shared history. parent is cancelled when the run must stop
@@ -100,7 +97,7 @@ func (s *Scheduler) track(e *entry, run *Run) func() {
 // runStatus maps how a run ended to its status: its error, the cause of
 // its context's cancellation, and whether the caller stopped it (shutdown
 // after the grace, a Trigger's caller).
-func runStatus(err, cause error, stopped bool) string {
+func runStatus(err, cause error, stopped bool) RunStatus {
 	switch {
 	case err == nil:
 		return StatusSucceeded
@@ -123,7 +120,7 @@ func (s *Scheduler) finish(run Run, again *rerun, c *claimed, log zerolog.Logger
 	logFinished(log, run, again)
 	recorded, w := s.recordResult(run, again, c, log)
 	s.result(recorded)
-	s.m.runs.WithLabelValues(run.Job, run.Status).Inc()
+	s.m.runs.WithLabelValues(run.Job, string(run.Status)).Inc()
 	s.m.duration.WithLabelValues(run.Job).Observe(run.Duration().Seconds())
 	return w.ok && w.attempts == 1
 }
@@ -143,7 +140,7 @@ func logFinished(log zerolog.Logger, run Run, again *rerun) {
 	case StatusLost:
 		ev = log.Error()
 	}
-	ev = ev.Str("status", run.Status).Float64("duration_seconds", run.Duration().Seconds()).Int("attempts", run.Attempts)
+	ev = ev.Str("status", string(run.Status)).Float64("duration_seconds", run.Duration().Seconds()).Int("attempts", run.Attempts)
 	if run.ExitCode != nil {
 		ev = ev.Int("exit_code", *run.ExitCode)
 	}

@@ -60,12 +60,6 @@ func newReplica(t *testing.T, url string, lo lock.Options, so scheduler.Options)
 	if so.ShutdownGrace == 0 {
 		so.ShutdownGrace = 2 * time.Second
 	}
-	if so.ReplicaID == "" {
-		// As in the daemon: the lock's owner id. The default (host:pid) is
-		// the same for every replica of a test, which would make them one
-		// replica in the registry (load spreading, clock samples).
-		so.ReplicaID = lo.OwnerID
-	}
 	s, err := scheduler.New(context.Background(), js, l, so)
 	if err != nil {
 		t.Fatal(err)

@@ -22,12 +22,13 @@ const (
 func (o Options) checkBounds() error {
 	switch {
 	case o.ShutdownGrace > MaxShutdownGrace:
-		return fmt.Errorf("scheduler: Options.ShutdownGrace %v: must be at most %v", o.ShutdownGrace, MaxShutdownGrace)
+		return &OptionError{Field: "ShutdownGrace", Value: o.ShutdownGrace, Problem: fmt.Sprintf("must be at most %v", MaxShutdownGrace)}
 	case o.HistorySize > MaxHistorySize:
-		return fmt.Errorf("scheduler: Options.HistorySize %d: must be at most %d (NATS KV keeps at most %d revisions per key)",
-			o.HistorySize, MaxHistorySize, MaxHistorySize)
+		return &OptionError{Field: "HistorySize", Value: o.HistorySize,
+			Problem: fmt.Sprintf("must be at most %d (NATS KV keeps at most %d revisions per key)", MaxHistorySize, MaxHistorySize)}
 	case o.MaxConcurrentRuns > MaxConcurrentRunsLimit:
-		return fmt.Errorf("scheduler: Options.MaxConcurrentRuns %d: must be at most %d (0: no limit)", o.MaxConcurrentRuns, MaxConcurrentRunsLimit)
+		return &OptionError{Field: "MaxConcurrentRuns", Value: o.MaxConcurrentRuns,
+			Problem: fmt.Sprintf("must be at most %d (0: no limit)", MaxConcurrentRunsLimit)}
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func TestOptionsBounds(t *testing.T) {
 		{Options{MaxConcurrentRuns: math.MaxInt}, "Options.MaxConcurrentRuns 9223372036854775807: must be at most 1000000"},
 		{Options{MaxConcurrentRuns: MaxConcurrentRunsLimit}, ""},
 	} {
-		_, err := tc.o.withDefaults()
+		err := tc.o.Validate()
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%+v: %v", tc.o, err)

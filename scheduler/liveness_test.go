@@ -109,7 +109,7 @@ func runReplica(t *testing.T, url, id string, opts ...func(*Options)) *Scheduler
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	o := Options{ReplicaID: id, ShutdownGrace: time.Second}
+	o := Options{ShutdownGrace: time.Second}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -24,18 +24,11 @@ type Lease interface {
 	Release(ctx context.Context) error
 }
 
-// Locker is what the scheduler needs of a lock service: take a job's lock,
-// waiting up to the options' timeout, failing with an error matching
-// lock.ErrNotAcquired when another owner kept it. *lock.Locker satisfies
-// Locker[*lock.Lease].
-type Locker[L Lease] interface {
-	Acquire(ctx context.Context, key string, opts ...lock.AcquireOption) (L, error)
-}
-
-// acquireFunc is a Locker with its lease type erased.
+// acquireFunc takes a job's lock, waiting up to timeout, failing with an
+// error matching lock.ErrNotAcquired when another owner kept it.
 type acquireFunc func(ctx context.Context, key string, timeout time.Duration) (Lease, error)
 
-func erase[L Lease](l Locker[L]) acquireFunc {
+func acquireWith(l *lock.Locker) acquireFunc {
 	return func(ctx context.Context, key string, timeout time.Duration) (Lease, error) {
 		lease, err := l.Acquire(ctx, key, lock.WithTimeout(timeout))
 		if err != nil {

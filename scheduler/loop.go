@@ -59,12 +59,12 @@ func (s *Scheduler) nextTick(e *entry, last time.Time) time.Time {
 // StartingDeadline old (Kubernetes' startingDeadlineSeconds), with gapReason
 // for the ticks the claim records as missed. It reports whether NATS
 // answered (so an outage is over).
-func (s *Scheduler) catchUp(e *entry, gapReason string) bool {
+func (s *Scheduler) catchUp(e *entry, gapReason Reason) bool {
 	deadline := e.job.StartingDeadline
 	if deadline <= 0 {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.opts.AcquireTimeout*4)
+	ctx, cancel := context.WithTimeout(s.ctx, s.stateTimeout())
 	st, _, err := s.history.read(ctx, e.job.Name) // repairing a record that cannot be trusted
 	cancel()
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Scheduler) catchUp(e *entry, gapReason string) bool {
 	if tick.IsZero() {
 		return true
 	}
-	s.log.Info().Str("job", e.job.Name).Time("tick", tick).Str("after", gapReason).Msg("catching up on a missed tick within the starting deadline")
+	s.log.Info().Str("job", e.job.Name).Time("tick", tick).Str("after", string(gapReason)).Msg("catching up on a missed tick within the starting deadline")
 	return s.runTick(e, tick, gapReason)
 }
 

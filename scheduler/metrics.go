@@ -42,7 +42,7 @@ const (
 // runResults are the statuses a run of this replica ends with: the values
 // of the status label of cronlock_runs_total, each of which exists (at 0)
 // for every job from its start, so that increase() sees the first failure.
-var runResults = []string{StatusSucceeded, StatusFailed, StatusTimeout, StatusLost, StatusCancelled, StatusInterrupted}
+var runResults = []RunStatus{StatusSucceeded, StatusFailed, StatusTimeout, StatusLost, StatusCancelled, StatusInterrupted}
 
 // newMetrics creates the collectors, the per-job gauges reading the jobs
 // of s at each scrape, and registers them on reg (nil: none).
@@ -110,14 +110,14 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 // and added again under the same name.
 func (m *metrics) jobAdded(name string) {
 	for _, st := range runResults {
-		m.runs.WithLabelValues(name, st)
+		m.runs.WithLabelValues(name, string(st))
 	}
 	for _, r := range MissedReasons {
-		m.missed.WithLabelValues(name, r)
+		m.missed.WithLabelValues(name, string(r))
 	}
 	m.lost.WithLabelValues(name)
 	for _, k := range AnomalyKinds {
-		m.anomalies.WithLabelValues(name, k)
+		m.anomalies.WithLabelValues(name, string(k))
 	}
 	m.conflicts.WithLabelValues(name)
 }

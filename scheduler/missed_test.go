@@ -45,11 +45,11 @@ func TestMissedForOverlap(t *testing.T) {
 	if ticks < 2 {
 		t.Fatalf("missed entries %+v: want the ticks during the runs recorded (overlap)", missed)
 	}
-	got := metricSum(t, "cronlock_ticks_missed_total", map[string]string{"job": name, "reason": scheduler.ReasonOverlap}, regs...)
+	got := metricSum(t, "cronlock_ticks_missed_total", map[string]string{"job": name, "reason": string(scheduler.ReasonOverlap)}, regs...)
 	if got != float64(ticks) {
 		t.Errorf("cronlock_ticks_missed_total{reason=overlap} = %v, want %d", got, ticks)
 	}
-	if n := metricSum(t, "cronlock_ticks_missed_total", map[string]string{"job": name, "reason": scheduler.ReasonNoReplica}, regs...); n != 0 {
+	if n := metricSum(t, "cronlock_ticks_missed_total", map[string]string{"job": name, "reason": string(scheduler.ReasonNoReplica)}, regs...); n != 0 {
 		t.Errorf("cronlock_ticks_missed_total{reason=no_replica} = %v, want 0", n)
 	}
 }
@@ -89,7 +89,7 @@ func TestMissedWhileNoReplicaRan(t *testing.T) {
 	if len(missed) != 1 || missed[0].Reason != scheduler.ReasonNoReplica || missed[0].Ticks < 3 {
 		t.Fatalf("missed entries %+v, want one with reason %q for the ≥3 ticks while stopped", missed, scheduler.ReasonNoReplica)
 	}
-	got := metricSum(t, "cronlock_ticks_missed_total", map[string]string{"job": name, "reason": scheduler.ReasonNoReplica}, reg)
+	got := metricSum(t, "cronlock_ticks_missed_total", map[string]string{"job": name, "reason": string(scheduler.ReasonNoReplica)}, reg)
 	if got != float64(missed[0].Ticks) {
 		t.Errorf("cronlock_ticks_missed_total{reason=no_replica} = %v, want %d", got, missed[0].Ticks)
 	}

@@ -3,13 +3,12 @@ package scheduler
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
-
-	"github.com/cronlock/cronlock/lock"
 )
 
 // Defaults.
@@ -21,15 +20,21 @@ const (
 	DefaultReplicaBucket  = "cronlock_replicas"
 )
 
-// Options configure a Scheduler. Zero values select the defaults.
+// Options configure a Scheduler. Zero values select the defaults;
+// Validate reports the settings New refuses.
 type Options struct {
+	// Logger receives the scheduler's events: runs started and finished
+	// (info), failed runs, missed ticks, lost leases and NATS trouble (warn,
+	// error). The zero value logs warnings and errors to stderr as JSON
+	// lines; zerolog.Nop() logs nothing.
 	Logger zerolog.Logger
-	// Clock tells the time and runs the timers; default the real clock.
-	// Ticks follow the NATS server's clock: the scheduler estimates its
-	// offset from this clock (see the package documentation).
+	// Clock is for tests: it tells the time and runs the timers; default
+	// the real clock. Ticks follow the NATS server's clock: the scheduler
+	// estimates its offset from this clock (see the package documentation).
 	Clock clockwork.Clock
-	// LocalClock schedules on Clock as it reads, without estimating the
-	// NATS server's offset: for tests that drive a fake clock.
+	// LocalClock is for tests: it schedules on Clock as it reads, without
+	// estimating the NATS server's offset, for tests that drive a fake
+	// clock. A deployment must leave it false.
 	LocalClock bool
 	// AcquireTimeout is how long a replica tries a job's lock at a tick
 	// before skipping the tick. Default 500 ms.
@@ -38,7 +43,9 @@ type Options struct {
 	// context is done, before cancelling them. Default 30 s.
 	ShutdownGrace time.Duration
 	// ShutdownNow cancels running jobs as soon as Run's context is done,
-	// without a grace (ShutdownGrace is then ignored).
+	// without a grace (ShutdownGrace is then ignored): a grace of zero,
+	// which the zero value of ShutdownGrace cannot say (it selects the
+	// default). cronlock's shutdown_grace: 0s sets it.
 	ShutdownNow bool
 	// Registerer receives the Prometheus metrics; nil: no metrics.
 	Registerer prometheus.Registerer
@@ -56,7 +63,10 @@ type Options struct {
 	// (per-key TTLs). Default "cronlock_replicas".
 	ReplicaBucket string
 	// ReplicaID names this replica in its announcement and in the load
-	// spreading; use the lock's owner id. Default lock.DefaultOwnerID().
+	// spreading. Leave it empty: it is the lock's owner id
+	// (lock.Options.OwnerID), which labels the replica's runs; a
+	// different value is an error from New, since a run whose owner is
+	// not a live replica's id is taken for abandoned.
 	ReplicaID string
 	// Host, PID and Version describe the replica in its announcement.
 	// Defaults: the host name, the process id, "".
@@ -75,44 +85,40 @@ type Options struct {
 	OnResult func(Run)
 }
 
-func (o Options) withDefaults() (Options, error) {
+// withDefaults returns o with its defaults filled in, or the error of
+// Validate. owner is the lock's owner id: the replica's identity, which
+// ReplicaID may only repeat.
+func (o Options) withDefaults(owner string) (Options, error) {
+	if err := o.Validate(); err != nil {
+		return o, err
+	}
+	switch o.ReplicaID {
+	case "", owner:
+		o.ReplicaID = owner
+	default:
+		return o, &OptionError{Field: "ReplicaID", Value: fmt.Sprintf("%q", o.ReplicaID),
+			Problem: fmt.Sprintf("must be the lock's owner id %q (lock.Options.OwnerID), which runs and the replica registry both carry; leave it empty to take it", owner)}
+	}
+	if reflect.ValueOf(o.Logger).IsZero() {
+		o.Logger = defaultLogger()
+	}
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
 	}
-	for _, d := range []struct {
-		name  string
-		value *time.Duration
-		def   time.Duration
-	}{
-		{"AcquireTimeout", &o.AcquireTimeout, DefaultAcquireTimeout},
-		{"ShutdownGrace", &o.ShutdownGrace, DefaultShutdownGrace},
-	} {
-		switch {
-		case *d.value < 0:
-			return o, fmt.Errorf("scheduler: Options.%s %v: must not be negative", d.name, *d.value)
-		case *d.value == 0:
-			*d.value = d.def
-		}
+	if o.AcquireTimeout == 0 {
+		o.AcquireTimeout = DefaultAcquireTimeout
 	}
-	switch {
-	case o.HistorySize < 0:
-		return o, fmt.Errorf("scheduler: Options.HistorySize %d: must not be negative", o.HistorySize)
-	case o.HistorySize == 0:
+	if o.ShutdownGrace == 0 {
+		o.ShutdownGrace = DefaultShutdownGrace
+	}
+	if o.HistorySize == 0 {
 		o.HistorySize = DefaultHistorySize
-	case o.MaxConcurrentRuns < 0:
-		return o, fmt.Errorf("scheduler: Options.MaxConcurrentRuns %d: must not be negative", o.MaxConcurrentRuns)
-	}
-	if err := o.checkBounds(); err != nil {
-		return o, err
 	}
 	if o.HistoryBucket == "" {
 		o.HistoryBucket = DefaultHistoryBucket
 	}
 	if o.ReplicaBucket == "" {
 		o.ReplicaBucket = DefaultReplicaBucket
-	}
-	if o.ReplicaID == "" {
-		o.ReplicaID = lock.DefaultOwnerID()
 	}
 	if o.Host == "" {
 		o.Host, _ = os.Hostname()
@@ -121,4 +127,11 @@ func (o Options) withDefaults() (Options, error) {
 		o.PID = os.Getpid()
 	}
 	return o, nil
+}
+
+// defaultLogger is the logger of Options without one: warnings and errors
+// (failed runs, lost leases, NATS trouble) as JSON lines on stderr, so that
+// an embedding program that sets none still sees them.
+func defaultLogger() zerolog.Logger {
+	return zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Str("component", "cronlock").Logger()
 }

@@ -119,7 +119,7 @@ func outageCatchUp(t *testing.T, duringRun bool, deadline time.Duration) {
 	if len(missed) != 1 || missed[0].Reason != scheduler.ReasonOutage || !missed[0].Tick.Before(latest) {
 		t.Fatalf("missed entries %+v, want one with reason %q before tick %v", missed, scheduler.ReasonOutage, latest)
 	}
-	if got := metricSum(t, "cronlock_ticks_missed_total", map[string]string{"job": name, "reason": scheduler.ReasonOutage}, reg); got != float64(missed[0].Ticks) {
+	if got := metricSum(t, "cronlock_ticks_missed_total", map[string]string{"job": name, "reason": string(scheduler.ReasonOutage)}, reg); got != float64(missed[0].Ticks) {
 		t.Errorf("cronlock_ticks_missed_total{reason=outage} = %v, want %d", got, missed[0].Ticks)
 	}
 }

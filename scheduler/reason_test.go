@@ -25,7 +25,7 @@ func TestMissedReason(t *testing.T) {
 	busy := busySpans(st)
 	for _, c := range []struct {
 		tick int
-		want string
+		want Reason
 	}{
 		{2, ReasonOverlap},    // during the scheduled run
 		{3, ReasonNoReplica},  // the run had ended

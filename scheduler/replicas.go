@@ -257,7 +257,7 @@ func (r *registry) leave() {
 	if r.f != nil {
 		r.f.Stop()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
 	defer cancel()
 	r.bucket.Purge(ctx, r.key, 0, time.Minute)
 }

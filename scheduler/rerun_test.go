@@ -59,7 +59,7 @@ func (f *interruptible) someReplica(t *testing.T) *replica {
 
 // entriesOf returns the statuses of the history entries of tick, oldest
 // first, ignoring missed ones.
-func entriesOf(h []scheduler.Run, tick time.Time) (statuses []string, last scheduler.Run) {
+func entriesOf(h []scheduler.Run, tick time.Time) (statuses []scheduler.RunStatus, last scheduler.Run) {
 	for _, r := range slices.Backward(h) {
 		if r.Tick.Equal(tick) && r.Status != scheduler.StatusMissed {
 			statuses = append(statuses, r.Status)
@@ -82,10 +82,10 @@ func TestInterruptedRunIsRerunElsewhere(t *testing.T) {
 		t.Fatalf("after interrupting tick %v (attempt %d) on %s: run of tick %v attempt %d on %s; want the same tick, attempt 2, on the other replica",
 			first.tick, first.attempt, first.replica, again.tick, again.attempt, again.replica)
 	}
-	var got []string
+	var got []scheduler.RunStatus
 	waitFor(t, 5*time.Second, "the rerun recorded", func() bool {
 		got, _ = entriesOf(runsOf(t, f.someReplica(t), interruptJob), first.tick)
-		return slices.Equal(got, []string{scheduler.StatusInterrupted, scheduler.StatusSucceeded})
+		return slices.Equal(got, []scheduler.RunStatus{scheduler.StatusInterrupted, scheduler.StatusSucceeded})
 	})
 }
 
@@ -101,7 +101,7 @@ func TestInterruptedRunIsNotRerunByDefault(t *testing.T) {
 		t.Fatalf("after interrupting tick %v: run of tick %v attempt %d; want the next tick's first attempt", first.tick, next.tick, next.attempt)
 	}
 	got, _ := entriesOf(runsOf(t, f.someReplica(t), interruptJob), first.tick)
-	if !slices.Equal(got, []string{scheduler.StatusCancelled}) {
+	if !slices.Equal(got, []scheduler.RunStatus{scheduler.StatusCancelled}) {
 		t.Errorf("history of tick %v: %v, want [cancelled]", first.tick, got)
 	}
 }
@@ -125,7 +125,7 @@ func TestInterruptionsAreBounded(t *testing.T) {
 		t.Fatalf("tick %v run again (attempt %d) after %d interruptions", next.tick, next.attempt, job.MaxInterruptions)
 	}
 	got, last := entriesOf(runsOf(t, f.someReplica(t), interruptJob), first.tick)
-	want := append(slices.Repeat([]string{scheduler.StatusInterrupted}, job.MaxInterruptions-1), scheduler.StatusFailed)
+	want := append(slices.Repeat([]scheduler.RunStatus{scheduler.StatusInterrupted}, job.MaxInterruptions-1), scheduler.StatusFailed)
 	if !slices.Equal(got, want) {
 		t.Errorf("history of tick %v: %v, want %v", first.tick, got, want)
 	}

@@ -68,7 +68,7 @@ func (s *Scheduler) recordResult(run Run, again *rerun, c *claimed, log zerolog.
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			log.Error().Err(err).Int("attempts", w.attempts).Str("status", run.Status).
+			log.Error().Err(err).Int("attempts", w.attempts).Str("status", string(run.Status)).
 				Msg("gave up recording the run in the history; the job's next claim marks it abandoned")
 			return run, w
 		}

@@ -61,7 +61,7 @@ func TestOnResultOncePerEntryWithPrevious(t *testing.T) {
 	}
 
 	history := runsOf(t, reps[0], name)
-	status := map[uint64]string{}
+	status := map[uint64]scheduler.RunStatus{}
 	for _, r := range history {
 		status[r.ID] = r.Status
 		if _, ok := results.by[r.ID]; !ok && r.Finished() {

@@ -4,26 +4,34 @@ import (
 	"time"
 )
 
+// RunStatus is the status of a history entry (Run.Status), stored and
+// shown as its string.
+type RunStatus string
+
 // Status of a run, as recorded in the shared history.
 const (
-	StatusRunning   = "running"
-	StatusSucceeded = "succeeded"
-	StatusFailed    = "failed"
-	StatusTimeout   = "timeout"
-	StatusLost      = "lost"      // the lease was lost during the run
-	StatusCancelled = "cancelled" // shutdown cancelled the run after ShutdownGrace
-	StatusMissed    = "missed"    // ticks no replica ran; see Run.Reason and Run.Error
-	StatusAbandoned = "abandoned" // the replica running it stopped without recording a result
+	StatusRunning   RunStatus = "running"
+	StatusSucceeded RunStatus = "succeeded"
+	StatusFailed    RunStatus = "failed"
+	StatusTimeout   RunStatus = "timeout"
+	StatusLost      RunStatus = "lost"      // the lease was lost during the run
+	StatusCancelled RunStatus = "cancelled" // shutdown cancelled the run after ShutdownGrace
+	StatusMissed    RunStatus = "missed"    // ticks no replica ran; see Run.Reason and Run.Error
+	StatusAbandoned RunStatus = "abandoned" // the replica running it stopped without recording a result
 	// StatusInterrupted: a shutdown or a lost lease ended the run of a job
 	// with OnInterrupt rerun; the tick is run again (see job.InterruptRerun).
-	StatusInterrupted = "interrupted"
+	StatusInterrupted RunStatus = "interrupted"
 	// StatusSkipped: ticks deliberately not run (Reason "suspended").
-	StatusSkipped = "skipped"
+	StatusSkipped RunStatus = "skipped"
 	// StatusAnomaly: a note, not a run: the job's shared record was found
 	// untrustworthy and repaired (Reason AnomalyFutureTick or
 	// AnomalyCorrupt; Error says what was found and done). See anomaly.go.
-	StatusAnomaly = "anomaly"
+	StatusAnomaly RunStatus = "anomaly"
 )
+
+// Reason says why ticks were missed or skipped, or what an anomaly note
+// found (Run.Reason), stored and shown as its string.
+type Reason string
 
 // Reasons of missed and skipped entries (Run.Reason).
 const (
@@ -31,24 +39,24 @@ const (
 	// rerun or manual) held its lock. Like Kubernetes' concurrencyPolicy Forbid, this is the
 	// job being slower than its schedule, not an outage: it fires no
 	// "missed" notification.
-	ReasonOverlap = "overlap"
+	ReasonOverlap Reason = "overlap"
 	// ReasonNoReplica: no replica was there to run the ticks.
-	ReasonNoReplica = "no_replica"
+	ReasonNoReplica Reason = "no_replica"
 	// ReasonOutage: replicas were up but could not coordinate through NATS
 	// (disconnected, no stream leader, no quorum).
-	ReasonOutage = "outage"
+	ReasonOutage Reason = "outage"
 	// ReasonLockHeld: the job's lock was held by a holder that did not
 	// run the ticks and ran no live run of the job: typically a replica
 	// that died while running it, whose lock frees when its lease ends.
-	ReasonLockHeld = "lock_held"
+	ReasonLockHeld Reason = "lock_held"
 	// ReasonSuspended: the job was suspended (a skipped entry).
-	ReasonSuspended = "suspended"
+	ReasonSuspended Reason = "suspended"
 )
 
 // MissedReasons are the reasons of missed entries: the values of the reason
 // label of cronlock_ticks_missed_total, each of which exists (at 0) for
 // every job from its start.
-var MissedReasons = []string{ReasonOverlap, ReasonNoReplica, ReasonOutage, ReasonLockHeld}
+var MissedReasons = []Reason{ReasonOverlap, ReasonNoReplica, ReasonOutage, ReasonLockHeld}
 
 // Run is one entry of a job's shared history.
 type Run struct {
@@ -62,9 +70,9 @@ type Run struct {
 	Attempts int       `json:"attempts,omitempty"`
 	Start    time.Time `json:"start,omitzero"`
 	End      time.Time `json:"end,omitzero"`
-	Status   string    `json:"status"`
+	Status   RunStatus `json:"status"`
 	// Reason says why ticks were missed or skipped (ReasonX).
-	Reason string `json:"reason,omitempty"`
+	Reason Reason `json:"reason,omitempty"`
 	// Ticks counts the ticks a missed or skipped entry stands for; Tick is
 	// the first of them.
 	Ticks int    `json:"ticks,omitempty"`
@@ -81,7 +89,7 @@ type Run struct {
 	// ticks missed for overlap: they mean the job was slower than its
 	// schedule, which no notification reports, so none may report its end
 	// as a recovery. Not stored.
-	Previous string `json:"-"`
+	Previous RunStatus `json:"-"`
 
 	// interruptions of this run's tick before it (a rerun).
 	interruptions int
@@ -104,14 +112,33 @@ func (r Run) Finished() bool { return r.Status != StatusRunning }
 // Succeeded reports whether the entry is a success.
 func (r Run) Succeeded() bool { return r.Status == StatusSucceeded }
 
-// Failed reports whether the entry is a failure of the job: failed,
-// timeout, lost or abandoned.
-func (r Run) Failed() bool {
-	switch r.Status {
+// Failed reports whether the entry is a failure of the job (see
+// RunStatus.Failed).
+func (r Run) Failed() bool { return r.Status.Failed() }
+
+// Failed reports whether s is a failure of the job: failed, timeout, lost
+// or abandoned. These, and only these, count as failures everywhere: the
+// history's last failure, the "failure" notification. Missed, cancelled
+// and interrupted are not failures of the job (an outage, an operator's
+// shutdown), though not successes either (see NotSucceeded).
+func (s RunStatus) Failed() bool {
+	switch s {
 	case StatusFailed, StatusTimeout, StatusLost, StatusAbandoned:
 		return true
 	}
 	return false
+}
+
+// NotSucceeded reports whether s is a finished run that did not succeed: a
+// failure, missed ticks, or a run cancelled or interrupted by a shutdown. A
+// success after one is a recovery. Running, skipped, anomaly notes and
+// unknown statuses are neither.
+func (s RunStatus) NotSucceeded() bool {
+	switch s {
+	case StatusMissed, StatusCancelled, StatusInterrupted:
+		return true
+	}
+	return s.Failed()
 }
 
 // jobState is the shared, durable state of one job: the last tick claimed by
@@ -181,7 +208,7 @@ func (st *jobState) noteResult(r Run) {
 // previous is the status of the entry before index i, passing over
 // ticks missed for overlap (see Run.Previous) and anomaly notes (a repair
 // of the record says nothing of how the job ran).
-func (st *jobState) previous(i int) string {
+func (st *jobState) previous(i int) RunStatus {
 	for j := i - 1; j >= 0; j-- {
 		if r := st.Runs[j]; (r.Status != StatusMissed || r.Reason != ReasonOverlap) && r.Status != StatusAnomaly {
 			return r.Status

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/lock"
 )
 
 // Scheduler runs jobs at their cron ticks, each tick on at most one replica:
@@ -76,15 +77,16 @@ func (e *entry) outageMarked() bool {
 	return e.outage
 }
 
-// New returns a Scheduler taking its locks from locker (a *lock.Locker,
-// or any Locker) and keeping the shared history in a bucket of js, which it
-// opens (creating it when missing) within ctx. It registers its metrics on
-// Options.Registerer last, so a failed New leaves the registry untouched.
-func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L], opts Options) (*Scheduler, error) {
+// New returns a Scheduler taking its locks from locker, whose owner id is
+// the replica's identity, and keeping the shared history in a bucket of js,
+// which it opens (creating it when missing) within ctx. It registers its
+// metrics on Options.Registerer last, so a failed New leaves the registry
+// untouched.
+func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts Options) (*Scheduler, error) {
 	if locker == nil || js == nil {
 		return nil, errors.New("scheduler: New: nil locker or JetStream")
 	}
-	o, err := opts.withDefaults()
+	o, err := opts.withDefaults(locker.Options().OwnerID)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +105,7 @@ func New[L Lease](ctx context.Context, js jetstream.JetStream, locker Locker[L],
 	}
 	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Started: o.Clock.Now().UTC()}
 	s := &Scheduler{
-		acquire: erase(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
+		acquire: acquireWith(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
 		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(),
 	}
@@ -133,10 +135,10 @@ func (s *Scheduler) Add(j job.Job) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopping {
-		return errors.New("scheduler: Add: the scheduler is shutting down")
+		return fmt.Errorf("scheduler: Add %q: %w", j.Name, ErrStopped)
 	}
 	if _, ok := s.jobs[j.Name]; ok {
-		return fmt.Errorf("scheduler: Add: job %q is already registered", j.Name)
+		return fmt.Errorf("scheduler: Add: job %q is %w", j.Name, ErrJobExists)
 	}
 	now := s.now()
 	e := &entry{job: j, sched: sched, stop: make(chan struct{}), rerun: make(chan struct{}, 1), interval: longestGap(sched, now)}
@@ -155,7 +157,7 @@ func (s *Scheduler) Remove(name string) error {
 	defer s.mu.Unlock()
 	e, ok := s.jobs[name]
 	if !ok {
-		return fmt.Errorf("scheduler: Remove: no job %q", name)
+		return fmt.Errorf("scheduler: Remove: %w %q", ErrUnknownJob, name)
 	}
 	delete(s.jobs, name)
 	close(e.stop)

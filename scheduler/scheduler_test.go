@@ -231,14 +231,17 @@ func TestFailuresPanicsTimeoutsRetries(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	cases := map[string]struct{ status, errText string }{
+	cases := map[string]struct {
+		status  scheduler.RunStatus
+		errText string
+	}{
 		"panics": {scheduler.StatusFailed, "panic: boom"},
 		"slow":   {scheduler.StatusTimeout, "job timeout after 100ms"},
 		"flaky":  {scheduler.StatusSucceeded, ""},
 		"fails":  {scheduler.StatusFailed, "always"},
 	}
 	for name, want := range cases {
-		err := r.s.Trigger(ctx, name)
+		_, err := r.s.TriggerRun(ctx, name, nil)
 		if (want.errText == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want.errText)) {
 			t.Errorf("Trigger(%s) = %v, want error containing %q", name, err, want.errText)
 		}

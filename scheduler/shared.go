@@ -90,7 +90,7 @@ func (s *Scheduler) awaitClock(ctx context.Context) {
 	if s.opts.LocalClock {
 		return
 	}
-	t := s.clock.NewTimer(2 * time.Second)
+	t := s.clock.NewTimer(clockWait)
 	defer t.Stop()
 	select {
 	case <-s.registry.sampled:

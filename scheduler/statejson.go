@@ -94,9 +94,9 @@ func (r *Run) appendJSON(b []byte, err error) ([]byte, error) {
 	if !r.End.IsZero() {
 		b, err = appendNamedTime(b, err, `,"end":`, r.End)
 	}
-	b = appendString(append(b, `,"status":`...), r.Status)
+	b = appendString(append(b, `,"status":`...), string(r.Status))
 	if r.Reason != "" {
-		b = appendString(append(b, `,"reason":`...), r.Reason)
+		b = appendString(append(b, `,"reason":`...), string(r.Reason))
 	}
 	if r.Ticks != 0 {
 		b = strconv.AppendInt(append(b, `,"ticks":`...), int64(r.Ticks), 10)

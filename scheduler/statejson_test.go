@@ -88,9 +88,9 @@ func randomState(rng *rand.Rand) jobState {
 func randomRun(rng *rand.Rand) Run {
 	r := Run{Job: randomString(rng), ID: uint64(rng.IntN(2)) * rng.Uint64(), Tick: randomTime(rng), Manual: rng.IntN(2) == 0,
 		Owner: randomString(rng), Token: uint64(rng.IntN(2)) * rng.Uint64(), Attempts: rng.IntN(3),
-		Start: randomTime(rng), End: randomTime(rng), Status: randomString(rng), Reason: randomString(rng),
+		Start: randomTime(rng), End: randomTime(rng), Status: RunStatus(randomString(rng)), Reason: Reason(randomString(rng)),
 		Ticks: rng.IntN(3) * rng.IntN(100000), Error: randomString(rng), Output: randomString(rng),
-		Previous: randomString(rng), interruptions: rng.IntN(3)}
+		Previous: RunStatus(randomString(rng)), interruptions: rng.IntN(3)}
 	if rng.IntN(2) == 0 {
 		code := rng.IntN(300) - 20
 		r.ExitCode = &code

@@ -18,7 +18,7 @@ func TestRunStatus(t *testing.T) {
 		err     error
 		cause   error
 		stopped bool
-		want    string
+		want    RunStatus
 	}{
 		{"success", nil, nil, false, StatusSucceeded},
 		{"success despite a stop", nil, context.Canceled, true, StatusSucceeded},
@@ -31,6 +31,41 @@ func TestRunStatus(t *testing.T) {
 	} {
 		if got := runStatus(c.err, c.cause, c.stopped); got != c.want {
 			t.Errorf("%s: runStatus = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRunStatusFailures: which statuses are failures, and which are finished
+// runs that did not succeed (a success after one is a recovery), is written
+// once on RunStatus; Run.Failed and the notifications use it.
+func TestRunStatusFailures(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		status               RunStatus
+		failed, notSucceeded bool
+	}{
+		{StatusFailed, true, true},
+		{StatusTimeout, true, true},
+		{StatusLost, true, true},
+		{StatusAbandoned, true, true},
+		{StatusMissed, false, true},
+		{StatusCancelled, false, true},
+		{StatusInterrupted, false, true},
+		{StatusSucceeded, false, false},
+		{StatusRunning, false, false},
+		{StatusSkipped, false, false},
+		{StatusAnomaly, false, false},
+		{"", false, false},
+		{"something-new", false, false},
+	} {
+		if got := c.status.Failed(); got != c.failed {
+			t.Errorf("%q.Failed() = %v, want %v", c.status, got, c.failed)
+		}
+		if got := (Run{Status: c.status}).Failed(); got != c.failed {
+			t.Errorf("Run{Status: %q}.Failed() = %v, want %v", c.status, got, c.failed)
+		}
+		if got := c.status.NotSucceeded(); got != c.notSucceeded {
+			t.Errorf("%q.NotSucceeded() = %v, want %v", c.status, got, c.notSucceeded)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func TestSuspendAndResume(t *testing.T) {
 	if missed := withStatus(history, scheduler.StatusMissed); len(missed) != 0 {
 		t.Errorf("missed entries %+v: a suspension misses nothing", missed)
 	}
-	got := metricSum(t, "cronlock_ticks_skipped_total", map[string]string{"job": name, "reason": scheduler.ReasonSuspended}, regs...)
+	got := metricSum(t, "cronlock_ticks_skipped_total", map[string]string{"job": name, "reason": string(scheduler.ReasonSuspended)}, regs...)
 	if got != float64(skipped[0].Ticks) {
 		t.Errorf("cronlock_ticks_skipped_total{reason=suspended} summed over replicas = %v, want %d (the skipped entry's ticks)", got, skipped[0].Ticks)
 	}

@@ -239,7 +239,7 @@ func (s *Scheduler) sweepJob(name string) {
 		return
 	}
 	defer s.release(lease)
-	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
+	ctx, cancel := context.WithTimeout(s.hard, s.stateTimeout())
 	defer cancel()
 	marked, err := s.history.abandon(ctx, name, s.ownerGone(ctx))
 	if err != nil {

@@ -44,7 +44,7 @@ func TestAbandonedSoonAfterReplicaDies(t *testing.T) {
 			OnResult: func(r scheduler.Run) {
 				mu.Lock()
 				defer mu.Unlock()
-				reported = append(reported, id+" "+r.Status)
+				reported = append(reported, id+" "+string(r.Status))
 			}}))
 	}
 	for _, r := range append([]*replica{doomed}, survivors...) {
@@ -77,7 +77,7 @@ func TestAbandonedSoonAfterReplicaDies(t *testing.T) {
 	defer mu.Unlock()
 	abandoned := 0
 	for _, r := range reported {
-		if strings.HasSuffix(r, " "+scheduler.StatusAbandoned) {
+		if strings.HasSuffix(r, " "+string(scheduler.StatusAbandoned)) {
 			abandoned++
 		}
 	}
@@ -113,7 +113,7 @@ func TestAbandonedByRestartWithSameID(t *testing.T) {
 	cut := time.Now()
 
 	var mu sync.Mutex
-	var reported []string
+	var reported []scheduler.RunStatus
 	fresh := newReplica(t, url, lockOpts("fixed"), scheduler.Options{Logger: testLogger(t, "new"),
 		OnResult: func(r scheduler.Run) {
 			mu.Lock()

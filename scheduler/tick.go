@@ -16,7 +16,7 @@ import (
 // release the lock. A suspended job's tick is recorded as skipped instead.
 // gapReason labels the ticks the claim finds missed before this one. It
 // reports whether NATS answered (false: an outage, which the loop retries).
-func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason string) bool {
+func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	name := e.job.Name
 	log := s.log.With().Str("job", name).Time("tick", tick).Logger()
 	if !s.beginRun() {
@@ -61,7 +61,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason string) bool {
 	e.markOutage(false)
 	s.reportClaim(lease.Token(), c, log)
 	if gapReason != ReasonNoReplica {
-		log = log.With().Str("catch_up_after", gapReason).Logger()
+		log = log.With().Str("catch_up_after", string(gapReason)).Logger()
 	}
 	run = c.run
 	s.execute(s.hard, e, &run, lease, &c, log)
@@ -97,7 +97,7 @@ func (s *Scheduler) rerunTick(e *entry) {
 	defer s.slots.release()
 	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning,
 		definition: e.job.Definition}
-	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
+	ctx, cancel := context.WithTimeout(s.hard, s.stateTimeout())
 	p, c, err := s.history.claimRerun(ctx, run, s.now(), s.ownerGone(ctx))
 	cancel()
 	if err != nil || p == nil {
@@ -179,7 +179,7 @@ func (s *Scheduler) skipSuspended(e *entry, tick time.Time, log zerolog.Logger) 
 		s.skip(e.job.Name, skipAlreadyRun, nil, log)
 		return true
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.opts.AcquireTimeout*4)
+	ctx, cancel := context.WithTimeout(s.ctx, s.stateTimeout())
 	defer cancel()
 	recorded, err := s.history.skip(ctx, e.sched, e.job.Name, tick, ReasonSuspended)
 	switch {
@@ -187,7 +187,7 @@ func (s *Scheduler) skipSuspended(e *entry, tick time.Time, log zerolog.Logger) 
 		s.skip(e.job.Name, skipError, err, log)
 		return s.answered(e, skipError)
 	case recorded:
-		s.m.skipped.WithLabelValues(e.job.Name, ReasonSuspended).Inc()
+		s.m.skipped.WithLabelValues(e.job.Name, string(ReasonSuspended)).Inc()
 		log.Debug().Msg("tick skipped: the job is suspended")
 	default:
 		s.skip(e.job.Name, skipAlreadyRun, nil, log)
@@ -196,8 +196,8 @@ func (s *Scheduler) skipSuspended(e *entry, tick time.Time, log zerolog.Logger) 
 }
 
 // claimTick claims the run's tick in the shared history, bounded in time.
-func (s *Scheduler) claimTick(e *entry, run Run, gapReason string) (claimed, error) {
-	ctx, cancel := context.WithTimeout(s.hard, s.opts.AcquireTimeout*4)
+func (s *Scheduler) claimTick(e *entry, run Run, gapReason Reason) (claimed, error) {
+	ctx, cancel := context.WithTimeout(s.hard, s.stateTimeout())
 	defer cancel()
 	c, err := s.history.claim(ctx, claimRequest{sched: e.sched, run: run, gapReason: gapReason,
 		held: e.heldSince(), gone: s.ownerGone(ctx)})
@@ -221,16 +221,16 @@ func (s *Scheduler) reportClaim(token uint64, c claimed, log zerolog.Logger) {
 		log.Error().Uint64("highest_token", c.highest).Msg("fencing token went backwards: the NATS lock stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
 	}
 	for reason, n := range c.missed {
-		s.m.missed.WithLabelValues(c.run.Job, reason).Add(float64(n))
+		s.m.missed.WithLabelValues(c.run.Job, string(reason)).Add(float64(n))
 		switch reason {
 		case ReasonOverlap:
-			log.Info().Int("ticks", n).Str("reason", reason).Msg("ticks skipped: the job's previous run was still running")
+			log.Info().Int("ticks", n).Str("reason", string(reason)).Msg("ticks skipped: the job's previous run was still running")
 		case ReasonOutage:
-			log.Warn().Int("ticks", n).Str("reason", reason).Msg("ticks missed: replicas could not coordinate through NATS")
+			log.Warn().Int("ticks", n).Str("reason", string(reason)).Msg("ticks missed: replicas could not coordinate through NATS")
 		case ReasonLockHeld:
-			log.Warn().Int("ticks", n).Str("reason", reason).Msg("ticks missed: the job's lock was held by a holder that did not run them, until its lease ended")
+			log.Warn().Int("ticks", n).Str("reason", string(reason)).Msg("ticks missed: the job's lock was held by a holder that did not run them, until its lease ended")
 		default:
-			log.Warn().Int("ticks", n).Str("reason", reason).Msg("ticks missed: no replica was running")
+			log.Warn().Int("ticks", n).Str("reason", string(reason)).Msg("ticks missed: no replica was running")
 		}
 	}
 }
@@ -239,7 +239,7 @@ func (s *Scheduler) reportClaim(token uint64, c claimed, log zerolog.Logger) {
 // lock keeps trying once NATS answers (and the server's TTL frees the key
 // at the latest); the failure is logged, since every replica waits for it.
 func (s *Scheduler) release(lease Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	if err := lease.Release(ctx); err != nil {
 		s.log.Warn().Err(err).Str("owner", lease.Owner()).Uint64("token", lease.Token()).Msg("cannot release the lock")

@@ -6,39 +6,74 @@ import (
 	"time"
 )
 
-// manualRecordTimeout bounds recording a manual run's start in the history.
+// manualRecordTimeout bounds recording a manual run's start in the history:
+// one compare-and-swap of the job's state, with its retries on conflict,
+// which takes milliseconds when NATS answers.
 const manualRecordTimeout = 5 * time.Second
 
-// Trigger runs the job once now, outside its schedule, under its lock, and
-// returns the run's error. The run is recorded in the shared history as
-// manual; it claims no tick, and it runs even while the job is suspended.
-// ctx bounds the acquisition and cancels the run. Errors:
-// lock.ErrNotAcquired (wrapped) if the job is running elsewhere.
-func (s *Scheduler) Trigger(ctx context.Context, name string) error {
-	_, err := s.TriggerRun(ctx, name, nil)
-	return err
+// Trigger starts a run of the job now, outside its schedule, under its
+// lock, and returns the run's entry as recorded in the shared history when
+// it started (running, manual, with its ID, Tick, Owner and Token). It
+// claims no tick, and it runs even while the job is suspended. ctx bounds
+// taking the lock and recording the start; the run goes on after Trigger
+// returns, like a scheduled run: its result is recorded in the history and
+// given to Options.OnResult, and Run's shutdown waits for it (and cancels
+// it after ShutdownGrace). To wait for the result, use TriggerRun.
+//
+// Errors (a zero Run): ErrUnknownJob, ErrStopped, lock.ErrNotAcquired when
+// a run of the job holds its lock (here or on another replica), or the
+// error of NATS.
+func (s *Scheduler) Trigger(ctx context.Context, name string) (Run, error) {
+	m, err := s.startManual(ctx, name)
+	if err != nil {
+		return Run{}, err
+	}
+	go s.runManual(context.Background(), m)
+	return m.run, nil
 }
 
-// TriggerRun is Trigger that also reports the run: started, when not nil,
-// is called with the run's entry once it holds the lock and is recorded in
-// the history (its ID, Owner and Token set), before the job starts; it
-// must not block. TriggerRun returns the finished run (its status, error,
-// exit code and output tail) and, as Trigger, an error unless it
-// succeeded. A run that could not start returns a zero Run.
+// TriggerRun is Trigger that waits for the run: started, when not nil, is
+// called with the run's entry once it holds the lock and is recorded in the
+// history (as Trigger returns it), before the job starts; it must not
+// block. TriggerRun returns the finished run (its status, error, exit code
+// and output tail) and an error unless it succeeded. ctx also cancels the
+// run (recorded cancelled). A run that could not start returns a zero Run
+// and Trigger's errors.
 func (s *Scheduler) TriggerRun(ctx context.Context, name string, started func(Run)) (Run, error) {
-	e, ok := s.lookup(name)
-	if !ok {
-		return Run{}, fmt.Errorf("scheduler: Trigger: no job %q", name)
+	m, err := s.startManual(ctx, name)
+	if err != nil {
+		return Run{}, err
 	}
-	if !s.beginRun() {
-		return Run{}, fmt.Errorf("scheduler: Trigger %q: %w", name, errShutdown)
+	if started != nil {
+		started(m.run)
 	}
-	defer s.runs.Done()
+	run := s.runManual(ctx, m)
+	if run.Status != StatusSucceeded {
+		return run, fmt.Errorf("scheduler: Trigger %q: %s: %s", name, run.Status, run.Error)
+	}
+	return run, nil
+}
+
+// manualRun is a manual run that holds its job's lock and is recorded as
+// started.
+type manualRun struct {
+	e     *entry
+	lease Lease
+	run   Run
+}
+
+// startManual takes the job's lock and records the manual run's start. On
+// success the run counts in s.runs until runManual ends it.
+func (s *Scheduler) startManual(ctx context.Context, name string) (manualRun, error) {
+	e, err := s.beginManual(name)
+	if err != nil {
+		return manualRun{}, err
+	}
 	lease, err := s.acquire(ctx, name, s.opts.AcquireTimeout)
 	if err != nil {
-		return Run{}, fmt.Errorf("scheduler: Trigger %q: %w", name, err)
+		s.runs.Done()
+		return manualRun{}, fmt.Errorf("scheduler: Trigger %q: %w", name, err)
 	}
-	defer s.release(lease)
 	now := s.now()
 	run := Run{Job: name, Tick: now, Manual: true, Owner: lease.Owner(), Token: lease.Token(), Start: now, Status: StatusRunning,
 		definition: e.job.Definition}
@@ -46,23 +81,42 @@ func (s *Scheduler) TriggerRun(ctx context.Context, name string, started func(Ru
 	run, err = s.history.addManual(rctx, run)
 	cancel()
 	if err != nil {
-		return Run{}, fmt.Errorf("scheduler: Trigger %q: record: %w", name, err)
+		s.release(lease)
+		s.runs.Done()
+		return manualRun{}, fmt.Errorf("scheduler: Trigger %q: record: %w", name, err)
 	}
-	if started != nil {
-		started(run)
+	return manualRun{e: e, lease: lease, run: run}, nil
+}
+
+// beginManual finds the job to trigger and counts its run in s.runs,
+// unless the scheduler is stopping (ErrStopped, also once its jobs are
+// gone) or has no such job (ErrUnknownJob).
+func (s *Scheduler) beginManual(name string) (*entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return nil, fmt.Errorf("scheduler: Trigger %q: %w", name, ErrStopped)
 	}
+	e, ok := s.jobs[name]
+	if !ok {
+		return nil, fmt.Errorf("scheduler: Trigger: %w %q", ErrUnknownJob, name)
+	}
+	s.runs.Add(1)
+	return e, nil
+}
+
+// runManual runs a started manual run under ctx (and the shutdown's hard
+// stop), records its result, releases its lock and returns the finished
+// run.
+func (s *Scheduler) runManual(ctx context.Context, m manualRun) Run {
+	defer s.runs.Done()
+	defer s.release(m.lease)
 	parent, stop := context.WithCancel(ctx)
 	defer stop()
 	unhook := context.AfterFunc(s.hard, stop)
 	defer unhook()
-	log := s.log.With().Str("job", name).Time("tick", now).Bool("manual", true).Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
-	s.execute(parent, e, &run, lease, nil, log)
-	if run.Status != StatusSucceeded {
-		return run, fmt.Errorf("scheduler: Trigger %q: %s: %s", name, run.Status, run.Error)
-	}
-	return run, nil
+	run := m.run
+	log := s.log.With().Str("job", run.Job).Time("tick", run.Tick).Bool("manual", true).Str("owner", run.Owner).Uint64("token", run.Token).Logger()
+	s.execute(parent, m.e, &run, m.lease, nil, log)
+	return run
 }
-
-// ErrShutdown is matched by the error of a Trigger made while the
-// scheduler shuts down.
-var ErrShutdown = errShutdown

@@ -127,7 +127,7 @@ jobs:
 		statuses = statuses[:0]
 		for _, r := range historyOf(t, url, "nightly.report") {
 			if r.Tick.Equal(at) {
-				statuses = append([]string{r.Status}, statuses...) // oldest first
+				statuses = append([]string{string(r.Status)}, statuses...) // oldest first
 			}
 		}
 		if strings.Join(statuses, ",") == "interrupted,succeeded" {

@@ -63,7 +63,7 @@ jobs:
 	awaitSucceeded(t, url, "forged")
 	at := forge("forged", `{"last_tick":"2999-01-01T00:00:00Z","runs":[]}`, nats.Header{"Cronlock-Last-Tick": []string{"2999-01-01T00:00:00Z"}})
 	awaitTickAfter(t, filepath.Join(dir, "forged.ticks"), at, 10*time.Second) // the bound: its next tick
-	awaitNote(t, dir, "forged", scheduler.AnomalyFutureTick)
+	awaitNote(t, dir, "forged", string(scheduler.AnomalyFutureTick))
 	if v := metricValue(t, d.metrics(), "cronlock_state_anomalies_total", map[string]string{"job": "forged", "kind": "future_tick"}); v != 1 {
 		t.Errorf("cronlock_state_anomalies_total{job=forged,kind=future_tick} = %v, want 1", v)
 	}
@@ -96,7 +96,7 @@ jobs:
 		}
 	}
 	awaitTickAfter(t, filepath.Join(dir, "broken.ticks"), at, 15*time.Second)
-	awaitNote(t, dir, "broken", scheduler.AnomalyCorrupt)
+	awaitNote(t, dir, "broken", string(scheduler.AnomalyCorrupt))
 	if v := metricValue(t, d.metrics(), "cronlock_state_anomalies_total", map[string]string{"job": "broken", "kind": "corrupt"}); v != 1 {
 		t.Errorf("cronlock_state_anomalies_total{job=broken,kind=corrupt} = %v, want 1", v)
 	}

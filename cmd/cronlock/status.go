@@ -177,7 +177,7 @@ func toStatusJSON(hist []app.JobHistory) []statusJSON {
 func toRunJSON(r scheduler.Run) runJSON {
 	out := runJSON{
 		Tick: r.Tick.UTC(), Manual: r.Manual, Owner: r.Owner, Token: r.Token,
-		Status: r.Status, Reason: r.Reason, Ticks: r.Ticks,
+		Status: string(r.Status), Reason: string(r.Reason), Ticks: r.Ticks,
 	}
 	if !r.Start.IsZero() {
 		out.Start = r.Start.UTC()
@@ -285,7 +285,7 @@ func runTick(r scheduler.Run) string {
 // skipped entry.
 func runStatus(r scheduler.Run) string {
 	if r.Reason == "" {
-		return r.Status
+		return string(r.Status)
 	}
 	if r.Ticks > 1 {
 		return fmt.Sprintf("%s (%s, %d ticks)", r.Status, r.Reason, r.Ticks)

@@ -208,7 +208,7 @@ func TestTicksDuringManualRunAreOverlap(t *testing.T) {
 		t.Errorf("notification %v, want none", n)
 	}
 	for i, d := range ds {
-		if v := metricValue(t, d.metrics(), "cronlock_ticks_missed_total", map[string]string{"job": "trust.job", "reason": scheduler.ReasonNoReplica}); v != 0 {
+		if v := metricValue(t, d.metrics(), "cronlock_ticks_missed_total", map[string]string{"job": "trust.job", "reason": string(scheduler.ReasonNoReplica)}); v != 0 {
 			t.Errorf("replica r%d: cronlock_ticks_missed_total{reason=no_replica} = %v, want 0", i+1, v)
 		}
 	}
@@ -279,8 +279,8 @@ func TestKilledHolderTicksAreLockHeld(t *testing.T) {
 			continue
 		}
 		m := d.metrics()
-		lockHeld += metricValue(t, m, "cronlock_ticks_missed_total", map[string]string{"job": "trust.job", "reason": scheduler.ReasonLockHeld})
-		if v := metricValue(t, m, "cronlock_ticks_missed_total", map[string]string{"job": "trust.job", "reason": scheduler.ReasonNoReplica}); v != 0 {
+		lockHeld += metricValue(t, m, "cronlock_ticks_missed_total", map[string]string{"job": "trust.job", "reason": string(scheduler.ReasonLockHeld)})
+		if v := metricValue(t, m, "cronlock_ticks_missed_total", map[string]string{"job": "trust.job", "reason": string(scheduler.ReasonNoReplica)}); v != 0 {
 			t.Errorf("replica %s: cronlock_ticks_missed_total{reason=no_replica} = %v, want 0", o, v)
 		}
 	}

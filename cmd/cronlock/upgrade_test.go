@@ -39,8 +39,8 @@ const (
 // previousStatuses and previousReasons are the statuses and reasons of
 // history entries the previous release knows (its scheduler's constants).
 var (
-	previousStatuses = []string{"running", "succeeded", "failed", "timeout", "lost", "cancelled", "missed", "abandoned", "interrupted", "skipped"}
-	previousReasons  = []string{"overlap", "no_replica", "outage", "suspended"}
+	previousStatuses = []scheduler.RunStatus{"running", "succeeded", "failed", "timeout", "lost", "cancelled", "missed", "abandoned", "interrupted", "skipped"}
+	previousReasons  = []scheduler.Reason{"overlap", "no_replica", "outage", "suspended"}
 )
 
 // upgradeMixedFor is how long each step of the update runs with the fleet
@@ -206,7 +206,7 @@ func (f *upgradeFleet) killSlowRunner(rel string) *upgradeRun {
 	// Not a fatal wait: the checks of the runs and history at the end say
 	// more of what went wrong.
 	killed := time.Now()
-	status := ""
+	status := scheduler.RunStatus("")
 	for time.Since(killed) < abandonedWithin && status != scheduler.StatusAbandoned {
 		time.Sleep(100 * time.Millisecond)
 		for _, r := range historyOf(t, f.url, "upgrade.slow") {
@@ -385,7 +385,7 @@ func checkUpgradeHistory(t *testing.T, job string, hist []scheduler.Run, runs []
 	reasons := append(slices.Clone(previousReasons), scheduler.ReasonOverlap, scheduler.ReasonNoReplica,
 		scheduler.ReasonOutage, scheduler.ReasonSuspended, scheduler.ReasonLockHeld)
 	byTick := map[time.Time]*scheduler.Run{}
-	missed := map[string]int{}
+	missed := map[scheduler.Reason]int{}
 	var oldest, newest time.Time
 	for i := range hist {
 		r := &hist[i]
@@ -470,7 +470,7 @@ func logAfterKill(t *testing.T, k *upgradeRun, hist []scheduler.Run, runs []*upg
 	}
 }
 
-func sum(m map[string]int) int {
+func sum[K comparable](m map[K]int) int {
 	n := 0
 	for _, v := range m {
 		n += v

@@ -194,7 +194,8 @@ func (c *Client) Trigger(ctx context.Context, name string) error {
 	if err := s.Add(Job(cj, JobOptionsFor(c.cfg), c.log)); err != nil {
 		return err
 	}
-	return s.Trigger(ctx, name)
+	_, err = s.TriggerRun(ctx, name, nil)
+	return err
 }
 
 // Unlock force-releases the lock called key, whoever holds it, and returns

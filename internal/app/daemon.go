@@ -195,7 +195,7 @@ func (d *Daemon) connect(ctx context.Context) error {
 // server too old) end start-up at once. A permission NATS refuses is
 // retried too (it may be granted meanwhile); the connection logs it.
 func (d *Daemon) openBuckets(ctx context.Context) error {
-	wait := 500 * time.Millisecond
+	wait := openRetryFirst
 	for {
 		d.setStage(stageOpening)
 		err := d.openAttempt(ctx)
@@ -222,7 +222,7 @@ func (d *Daemon) openBuckets(ctx context.Context) error {
 			return err
 		case <-time.After(wait):
 		}
-		wait = min(wait*2, 10*time.Second)
+		wait = min(wait*2, openRetryMax)
 	}
 }
 
@@ -317,7 +317,6 @@ func SchedulerOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Reg
 		HistoryBucket:     cfg.History.Bucket,
 		HistoryReplicas:   cfg.Lock.Replicas,
 		ReplicaBucket:     cfg.Replicas.Bucket,
-		ReplicaID:         cfg.Lock.Owner,
 		Version:           Version(),
 	}
 }
@@ -459,7 +458,7 @@ func (d *Daemon) close() {
 	}
 	if d.notifier != nil {
 		// The scheduler has stopped: deliver what it queued, briefly.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), notifyDrain)
 		d.notifier.Close(ctx)
 		cancel()
 	}

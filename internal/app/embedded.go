@@ -102,7 +102,7 @@ func waitReady(srv *server.Server, fatal <-chan string) error {
 			return errors.New(msg)
 		default:
 		}
-		if srv.ReadyForConnections(50 * time.Millisecond) {
+		if srv.ReadyForConnections(embeddedReadyPoll) {
 			if !srv.JetStreamEnabled() {
 				return errors.New("JetStream did not start")
 			}

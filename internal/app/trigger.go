@@ -191,7 +191,12 @@ func (t *triggerServer) start(name string, log zerolog.Logger) TriggerReply {
 		log.Info().Uint64("run", r.ID).Uint64("token", r.Token).Msg("manual run requested over NATS started")
 		return TriggerReply{Status: TriggerStarted, Run: &r}
 	case err := <-done:
-		return t.notStarted(st, name, err)
+		select {
+		case r := <-started: // it started and ended already
+			return TriggerReply{Status: TriggerStarted, Run: &r}
+		default:
+			return t.notStarted(st, name, err)
+		}
 	}
 }
 
@@ -216,7 +221,7 @@ func logResult(log zerolog.Logger, run scheduler.Run, err error) {
 	switch {
 	case run.ID == 0: // it never started; the reply said why
 	case err != nil:
-		log.Warn().Uint64("run", run.ID).Str("status", run.Status).Msg("manual run requested over NATS did not succeed")
+		log.Warn().Uint64("run", run.ID).Str("status", string(run.Status)).Msg("manual run requested over NATS did not succeed")
 	default:
 		log.Info().Uint64("run", run.ID).Msg("manual run requested over NATS succeeded")
 	}

@@ -20,10 +20,6 @@ import (
 // history (and so in `cronlock status`).
 const suspendedBy = "web"
 
-// triggerPoll is how often Trigger looks whether the run it started holds
-// its lock yet, so that it can answer as soon as the run is under way.
-const triggerPoll = 50 * time.Millisecond
-
 // webSource is the status page's view of the daemon: it implements
 // web.Source over the configuration in effect, the scheduler, the shared
 // history and the lock bucket. Until NATS is up and the buckets are open,
@@ -156,12 +152,12 @@ func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss sche
 	}
 	if len(shared.Runs) > 0 {
 		last := shared.Runs[0]
-		j.LastStatus, j.LastStart, j.LastEnd = last.Status, last.Start, last.End
+		j.LastStatus, j.LastStart, j.LastEnd = string(last.Status), last.Start, last.End
 		j.LastDurationSeconds = last.Duration().Seconds()
 	}
 	// The lock is read only when a run may be in progress: the shared
 	// history or this replica says one is.
-	if ss.Running || j.LastStatus == scheduler.StatusRunning {
+	if ss.Running || j.LastStatus == string(scheduler.StatusRunning) {
 		h, err := st.locker.Holder(ctx, cj.Name)
 		switch {
 		case err == nil:
@@ -209,9 +205,9 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 // webRun is r as the page shows it, without its output.
 func webRun(r scheduler.Run) web.Run {
 	return web.Run{
-		Tick: r.Tick, Status: r.Status, Attempts: r.Attempts, Start: r.Start, End: r.End,
+		Tick: r.Tick, Status: string(r.Status), Attempts: r.Attempts, Start: r.Start, End: r.End,
 		DurationSeconds: r.Duration().Seconds(), ExitCode: r.ExitCode, Error: r.Error,
-		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: r.Reason,
+		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: string(r.Reason),
 	}
 }
 
@@ -282,11 +278,11 @@ func (s *webSource) known(ctx context.Context, name string) (webState, error) {
 }
 
 // Trigger starts a manual run of the job on this replica and answers once
-// it is under way, without waiting for it to end: the page's button should
-// not hang for the length of a run. The run goes through the scheduler, so
-// it is recorded as manual and a shutdown waits for it like for any run. A
-// job whose lock is held (running here or elsewhere) is refused with an
-// error naming the holder.
+// it is under way (recorded as started in the history), without waiting for
+// it to end: the page's button should not hang for the length of a run.
+// The run goes through the scheduler, so it is recorded as manual and a
+// shutdown waits for it like for any run. A job whose lock is held (running
+// here or elsewhere) is refused with an error naming the holder.
 func (s *webSource) Trigger(ctx context.Context, name string) error {
 	st, err := s.known(ctx, name)
 	if err != nil {
@@ -297,12 +293,12 @@ func (s *webSource) Trigger(ctx context.Context, name string) error {
 	} else if !errors.Is(err, lock.ErrNotHeld) {
 		return err
 	}
-	started := time.Now()
+	started := make(chan scheduler.Run, 1)
 	done := make(chan error, 1)
 	s.triggers.Go(func() {
 		// Not the request's context: the run outlives the request. The
 		// scheduler cancels it when its shutdown grace is over.
-		err := st.sched.Trigger(context.Background(), name)
+		_, err := st.sched.TriggerRun(context.Background(), name, func(r scheduler.Run) { started <- r })
 		done <- err
 		log := s.log.With().Str("job", name).Logger()
 		if err != nil {
@@ -311,7 +307,19 @@ func (s *webSource) Trigger(ctx context.Context, name string) error {
 			log.Info().Msg("manual run from the status page succeeded")
 		}
 	})
-	return s.awaitStart(ctx, st, name, started, done)
+	select {
+	case <-started:
+		return nil
+	case err := <-done:
+		select {
+		case <-started: // it started and ended already: its status is in the history
+			return nil
+		default:
+			return s.startError(ctx, st, name, err)
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // busy is the error for a trigger of a job whose lock is held.
@@ -320,51 +328,14 @@ func busy(name string, h lock.Holder) error {
 		name, h.Owner, h.Token, lock.ErrNotAcquired)
 }
 
-// awaitStart waits until the run started at started holds the job's lock
-// (nil), ends (nil if it ran, else why it could not start), or the lock
-// acquisition must have ended either way (nil: the run is on its way).
-func (s *webSource) awaitStart(ctx context.Context, st webState, name string, started time.Time, done <-chan error) error {
-	self := st.locker.Options().OwnerID
-	deadline := time.NewTimer(st.cfg.Lock.AcquireTimeout.Duration() + 2*time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(triggerPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			return s.startError(ctx, st, name, started, err)
-		case <-tick.C:
-			if h, err := st.locker.Holder(ctx, name); err == nil && h.Owner == self {
-				return nil
-			}
-		case <-deadline.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+// startError is the answer for a manual run that could not start: busy
+// (naming the holder) when its lock was taken meanwhile, else the reason.
+func (s *webSource) startError(ctx context.Context, st webState, name string, err error) error {
+	if !errors.Is(err, lock.ErrNotAcquired) {
+		return err
 	}
-}
-
-// startError maps the result of a manual run that ended while Trigger
-// waited: a run that happened (whatever its outcome, which the history
-// shows) is nil; a run that could not start is the reason.
-func (s *webSource) startError(ctx context.Context, st webState, name string, started time.Time, err error) error {
-	if err == nil {
-		return nil
+	if h, herr := st.locker.Holder(ctx, name); herr == nil {
+		return busy(name, h)
 	}
-	if errors.Is(err, lock.ErrNotAcquired) {
-		if h, herr := st.locker.Holder(ctx, name); herr == nil {
-			return busy(name, h)
-		}
-		return fmt.Errorf("job %q is running already on another replica: %w", name, err)
-	}
-	shared, serr := st.hist.State(ctx, name)
-	if serr == nil {
-		for _, r := range shared.Runs {
-			if r.Manual && r.Owner == st.locker.Options().OwnerID && !r.Start.Before(started.Add(-time.Second)) {
-				return nil // it ran; its status is in the history
-			}
-		}
-	}
-	return err
+	return fmt.Errorf("job %q is running already on another replica: %w", name, err)
 }

@@ -133,6 +133,10 @@ func TestParseErrors(t *testing.T) {
 		{"renew equals lease", "lock:\n  lease: 10s\n  renew: 10s\n" + job0, []want{{"3: lock.renew", "must be less than lock.lease (renew 10s, lease 10s)"}}},
 		{"default renew above lease", "lock:\n  bucket: locks\n  lease: 5s\n" + job0, []want{{"3: lock.renew", "must be less than lock.lease (renew 10s, lease 5s)"}}},
 		{"renew zero", "lock:\n  renew: 0s\n" + job0, []want{{"2: lock.renew", "must be greater than 0"}}},
+		// The lock package's own rule, which the file's checks do not repeat
+		// (lock.Options.Validate): renewals must come before the safe deadline.
+		{"renew within the lease's safety margin", "lock:\n  lease: 10s\n  renew: 9500ms\n" + job0, []want{{"3: lock.renew",
+			"Options.RenewInterval 9.5s: must be shorter than LeaseDuration minus its safety margin (9s)"}}},
 		{"retry_base above retry_max", "lock:\n  retry_base: 1s\n  retry_max: 500ms\n" + job0, []want{{"2: lock.retry_base", "must not exceed lock.retry_max (retry_base 1s, retry_max 500ms)"}}},
 		{"lease fractional", "lock:\n  lease: 1500ms\n  renew: 1s\n" + job0, []want{{"2: lock.lease", "must be a whole number of seconds"}}},
 		{"lease below 1s", "lock:\n  lease: 500ms\n  renew: 100ms\n" + job0, []want{{"2: lock.lease", "must be at least 1s, got 500ms"}}},

@@ -88,6 +88,7 @@ func (d *decoder) validate(c *Config) {
 		"must be between 0 (keep no output) and %d bytes, got %d", maxOutputTail, h.OutputTail)
 	d.check(c.MaxConcurrentRuns < 0, "max_concurrent_runs", nil, "must not be negative (0: no limit), got %d", c.MaxConcurrentRuns)
 	d.validateBounds(c)
+	d.validateLibrary(c)
 
 	if c.HTTP.Listen != "" {
 		d.checkListen("http.listen", c.HTTP.Listen)

@@ -56,7 +56,7 @@ func TestCommandGetsJSONOnStdin(t *testing.T) {
 		t.Fatalf("stdin %q: %v", data, err)
 	}
 	// One notification for the run: the more specific recovered event.
-	if p.Event != EventRecovered || p.Job != "backup" || p.Status != scheduler.StatusSucceeded || p.Owner != "host-a:123" {
+	if p.Event != EventRecovered || p.Job != "backup" || p.Status != string(scheduler.StatusSucceeded) || p.Owner != "host-a:123" {
 		t.Errorf("payload = %+v", p)
 	}
 	if e, _ := os.ReadFile(env); strings.TrimSpace(string(e)) != "recovered backup" {

@@ -13,7 +13,7 @@ func TestEvents(t *testing.T) {
 	failure, missed := []string{EventFailure}, []string{EventMissed}
 	success, recovered := []string{EventSuccess}, []string{EventRecovered, EventSuccess}
 	tests := []struct {
-		status, previous string
+		status, previous scheduler.RunStatus
 		want             []string
 	}{
 		{scheduler.StatusFailed, "", failure},

@@ -173,7 +173,7 @@ func (n *Notifier) SetTargets(jobs map[string][]config.NotifyTarget) error {
 // reason overlap) fire nothing: like Kubernetes' concurrencyPolicy Forbid,
 // that is the job being slower than its schedule, not an outage; the
 // history and cronlock_ticks_missed_total{reason="overlap"} still show it.
-func (n *Notifier) Notify(run scheduler.Run, previous string) {
+func (n *Notifier) Notify(run scheduler.Run, previous scheduler.RunStatus) {
 	if run.Status == scheduler.StatusMissed && run.Reason == scheduler.ReasonOverlap {
 		return
 	}

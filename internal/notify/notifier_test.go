@@ -33,7 +33,7 @@ func TestTargetsFollowOnLists(t *testing.T) {
 		config.NotifyTarget{Webhook: config.Secret(dflt.URL)}, // On nil: the default
 		config.NotifyTarget{Webhook: config.Secret(all.URL), On: []string{EventSuccess, EventRecovered, EventMissed, EventFailure}},
 		config.NotifyTarget{Webhook: config.Secret(succ.URL), On: []string{EventSuccess}})
-	for _, r := range []struct{ status, previous string }{
+	for _, r := range []struct{ status, previous scheduler.RunStatus }{
 		{scheduler.StatusSucceeded, ""},                        // success
 		{scheduler.StatusTimeout, scheduler.StatusSucceeded},   // failure
 		{scheduler.StatusCancelled, scheduler.StatusTimeout},   // nothing

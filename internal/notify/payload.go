@@ -51,7 +51,7 @@ func NewPayload(event string, run scheduler.Run) Payload {
 		Job:             run.Job,
 		Tick:            run.Tick,
 		Manual:          run.Manual,
-		Status:          run.Status,
+		Status:          string(run.Status),
 		Attempts:        run.Attempts,
 		Start:           timePtr(run.Start),
 		End:             timePtr(run.End),
@@ -60,7 +60,7 @@ func NewPayload(event string, run scheduler.Run) Payload {
 		Owner:           run.Owner,
 		Token:           run.Token,
 	}
-	p.ExitCode, p.Output, p.Reason = run.ExitCode, run.Output, run.Reason
+	p.ExitCode, p.Output, p.Reason = run.ExitCode, run.Output, string(run.Reason)
 	return p
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // testRun is a failed run of job "backup" that took 1.5 s.
-func testRun(status string) scheduler.Run {
+func testRun(status scheduler.RunStatus) scheduler.Run {
 	tick := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	return scheduler.Run{
 		Job: "backup", Tick: tick, Owner: "host-a:123", Token: 42, Attempts: 2,
