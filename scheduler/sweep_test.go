@@ -73,6 +73,12 @@ func TestAbandonedSoonAfterReplicaDies(t *testing.T) {
 		runs := runsOf(t, survivors[0], name)
 		return len(runs) > 1 && runs[0].Tick.Equal(tickAt) && runs[0].Status == scheduler.StatusSucceeded
 	})
+	// OnResult follows the history write; await it rather than read once.
+	waitFor(t, 5*time.Second, "both results reported", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reported) >= 2
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	abandoned := 0
