@@ -39,6 +39,11 @@ type replicaConfig struct {
 	Schedule   string        `json:"schedule"`
 	Work       time.Duration `json:"work"`
 	CPUProfile string        `json:"cpuprofile,omitempty"`
+	// Idle mode: daily jobs (dailySchedule), sampled at start+IdleFrom and
+	// start+IdleTo.
+	Idle     bool          `json:"idle,omitempty"`
+	IdleFrom time.Duration `json:"idle_from,omitempty"`
+	IdleTo   time.Duration `json:"idle_to,omitempty"`
 }
 
 // Lines of the parent↔replica protocol. The replica prints readyLine on
@@ -81,7 +86,10 @@ type replicaReport struct {
 	// Warnings counts the log lines at warn level or above by message
 	// (scheduler and lock), e.g. "tick skipped: cannot acquire the lock".
 	Warnings map[string]int `json:"warnings"`
-	Error    string         `json:"error,omitempty"`
+	// RSSEndKiB is the resident set (VmRSS) just before the shutdown.
+	RSSEndKiB int64       `json:"rss_end_kib"`
+	Idle      *idleSample `json:"idle,omitempty"`
+	Error     string      `json:"error,omitempty"`
 }
 
 type natsStats struct {
@@ -167,9 +175,13 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 	for i := range cfg.Jobs {
 		r := &runRec{}
 		recs[i] = r
+		schedule := cfg.Schedule
+		if cfg.Idle {
+			schedule = dailySchedule(i, cfg.Jobs)
+		}
 		err := sched.Add(job.Job{
 			Name:     jobName(i),
-			Schedule: cfg.Schedule,
+			Schedule: schedule,
 			Run: func(ctx context.Context) error {
 				start := time.Now()
 				info, _ := job.FromContext(ctx)
@@ -236,6 +248,10 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 		heapPeak = max(heapPeak, ms.HeapInuse)
 		gPeak = max(gPeak, runtime.NumGoroutine())
 	}
+	var idle *idleWatch
+	if cfg.Idle {
+		idle = watchIdle(nc, ru0, st0, start.Add(cfg.IdleFrom), start.Add(cfg.IdleTo))
+	}
 	tick := time.NewTicker(time.Second)
 	stopAt := time.NewTimer(time.Until(end))
 sampling:
@@ -249,6 +265,7 @@ sampling:
 	}
 	tick.Stop()
 	sample()
+	rssEnd := vmRSSKiB()
 	cancel()
 	tc := time.Now()
 	runErr := <-done
@@ -277,6 +294,10 @@ sampling:
 		RunStatus:       map[string]float64{},
 		Acquire:         map[string]float64{},
 		AcquireSeconds:  map[string]float64{},
+		RSSEndKiB:       rssEnd,
+	}
+	if idle != nil {
+		rep.Idle = idle.result()
 	}
 	rep.Runs = make([][][2]int64, cfg.Jobs)
 	for i, r := range recs {
