@@ -121,6 +121,9 @@ func bench(ctx context.Context, c config) (*result, error) {
 		if c.CPUProfile != "" {
 			rc.CPUProfile = c.CPUProfile + "." + rc.Name
 		}
+		if c.MemProfile != "" {
+			rc.MemProfile = c.MemProfile + "." + rc.Name
+		}
 		p, err := spawn(c, rc)
 		if err != nil {
 			return nil, err

@@ -54,6 +54,7 @@ type config struct {
 	Margin     time.Duration `json:"margin"`
 	CPUProfile string        `json:"-"` // replica profiles: <CPUProfile>.<replica>
 	ServerProf string        `json:"-"` // parent (nats-server) CPU profile
+	MemProfile string        `json:"-"` // replica heap profiles: <MemProfile>.<replica>
 	Tap        bool          `json:"tap"`
 	Trace      int           `json:"trace"`
 	// Idle mode (-idle): the jobs are daily, spread over the day, so almost
@@ -91,6 +92,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&c.Work, "work", 0, "how long each run takes (sleeps, or until its context is cancelled)")
 	fs.DurationVar(&c.Margin, "margin", 5*time.Second, "ticks within this of the start or the end are not checked for missing runs")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write each replica's CPU profile (over the run) to `file`.<replica>")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "write each replica's heap profile (just before its shutdown) to `file`.<replica>")
 	fs.StringVar(&c.ServerProf, "server-cpuprofile", "", "write the parent's (nats-server's) CPU profile over the run to `file`")
 	fs.BoolVar(&c.Tap, "tap", false, "count every message on the server by kind (subscribes to '>'; adds load: use with few jobs)")
 	fs.IntVar(&c.Trace, "trace", 20, "follow the locks of the first `n` jobs (stored writes) and report holds: who ran the job, who found its tick claimed")
@@ -148,6 +150,9 @@ func cli(args []string, stdout, stderr io.Writer) int {
 			cc.Jobs, cc.Replicas = n, r
 			if (sweep != "" || len(reps) > 1) && c.CPUProfile != "" {
 				cc.CPUProfile = fmt.Sprintf("%s.r%d.j%d", c.CPUProfile, r, n)
+			}
+			if (sweep != "" || len(reps) > 1) && c.MemProfile != "" {
+				cc.MemProfile = fmt.Sprintf("%s.r%d.j%d", c.MemProfile, r, n)
 			}
 			res, err := bench(context.Background(), cc)
 			if err != nil {

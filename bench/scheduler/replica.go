@@ -39,6 +39,7 @@ type replicaConfig struct {
 	Schedule   string        `json:"schedule"`
 	Work       time.Duration `json:"work"`
 	CPUProfile string        `json:"cpuprofile,omitempty"`
+	MemProfile string        `json:"memprofile,omitempty"`
 	// Idle mode: daily jobs (dailySchedule), sampled at start+IdleFrom and
 	// start+IdleTo.
 	Idle     bool          `json:"idle,omitempty"`
@@ -266,6 +267,11 @@ sampling:
 	tick.Stop()
 	sample()
 	rssEnd := vmRSSKiB()
+	if cfg.MemProfile != "" {
+		if err := writeHeapProfile(cfg.MemProfile); err != nil {
+			fmt.Fprintf(os.Stderr, "replica %s: heap profile: %v\n", cfg.Name, err)
+		}
+	}
 	cancel()
 	tc := time.Now()
 	runErr := <-done
@@ -312,6 +318,20 @@ sampling:
 	rep.Warnings = warns.n
 	warns.mu.Unlock()
 	return rep, runErr
+}
+
+// writeHeapProfile writes the heap profile (in use at the last GC) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC() // the profile shows what is live now
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func jobName(i int) string { return fmt.Sprintf("bench.job-%04d", i) }
