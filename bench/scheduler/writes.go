@@ -18,8 +18,10 @@ const streamInfoTimeout = 5 * time.Second
 // difference of two snapshots is the number of messages the server stored
 // in between: successful writes, purge markers (a lock release) and the
 // server's own TTL-expiry markers. A write refused by a compare-and-swap
-// (a lost race) is not stored and so not counted here; it shows in the
-// server's JS API errors and its messages in and out.
+// (a lost race) is not stored and so not counted here; it is a publish
+// answered with an error acknowledgement (not a JS API request, so not in
+// the JS API errors), seen in the server's messages in and out and in the
+// replicas' cronlock_lock_acquire_seconds{result="not_acquired"} count.
 func streamSeqs(ctx context.Context, js jetstream.JetStream) map[string]uint64 {
 	ctx, cancel := context.WithTimeout(ctx, streamInfoTimeout)
 	defer cancel()
