@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -37,16 +38,22 @@ type serverSnap struct {
 	apiTotal, apiErrs uint64
 	lockSeq, histSeq  uint64 // last sequence of the lock and history streams
 	slowConsumers     int64
+	ownIn, ownOut     int64             // the bench's own connections' messages (lock trace, tap, these snapshots)
+	streams           map[string]uint64 // every stream's last sequence
+	rssKiB            int64             // the parent's VmRSS
+	goroutines        int               // the parent's, server's included
 }
 
 type replicaProc struct {
-	name   string
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string    // stdout lines
-	reads  sync.WaitGroup // stdout and stderr readers, done at EOF
-	report *replicaReport
-	err    error
+	name    string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	lines   chan string    // stdout lines
+	reads   sync.WaitGroup // stdout and stderr readers, done at EOF
+	report  *replicaReport
+	err     error
+	spawned time.Time
+	ready   time.Duration // spawn → READY: connected, jobs added
 }
 
 // bench runs one configuration end to end.
@@ -93,6 +100,11 @@ func bench(ctx context.Context, c config) (*result, error) {
 		defer tp.close()
 	}
 
+	own := []*nats.Conn{nc} // the bench's own connections: not the replicas' traffic
+	if tp != nil {
+		own = append(own, tp.nc)
+	}
+
 	logf("jobs=%d replicas=%d duration=%v work=%v: starting replicas (server %s)", c.Jobs, c.Replicas, c.Duration, c.Work, url)
 	procs := make([]*replicaProc, c.Replicas)
 	defer func() { // never leave a replica behind
@@ -104,9 +116,13 @@ func bench(ctx context.Context, c config) (*result, error) {
 		}
 	}()
 	for i := range procs {
-		rc := replicaConfig{Name: fmt.Sprintf("r%d", i+1), URL: url, Jobs: c.Jobs, Schedule: c.Schedule, Work: c.Work}
+		rc := replicaConfig{Name: fmt.Sprintf("r%d", i+1), URL: url, Jobs: c.Jobs, Schedule: c.Schedule, Work: c.Work,
+			Idle: c.Idle, IdleFrom: c.Settle, IdleTo: c.Settle + c.Window}
 		if c.CPUProfile != "" {
 			rc.CPUProfile = c.CPUProfile + "." + rc.Name
+		}
+		if c.MemProfile != "" {
+			rc.MemProfile = c.MemProfile + "." + rc.Name
 		}
 		p, err := spawn(c, rc)
 		if err != nil {
@@ -120,6 +136,10 @@ func bench(ctx context.Context, c config) (*result, error) {
 			return nil, fmt.Errorf("replica %s: %w", p.name, err)
 		}
 	}
+	added := map[string]float64{}
+	for _, p := range procs {
+		added[p.name] = p.ready.Seconds()
+	}
 
 	var tr *lockTracer
 	if n := min(c.Trace, c.Jobs); n > 0 {
@@ -130,12 +150,19 @@ func bench(ctx context.Context, c config) (*result, error) {
 
 	start := time.Now().Add(lead)
 	end := start.Add(c.Duration)
+	from, to := start, end // the measured phase
+	if c.Idle {
+		from = start.Add(c.Settle)
+		to = from.Add(c.Window)
+	}
 	for _, p := range procs {
 		fmt.Fprintf(p.stdin, "%s %d %d\n", goWord, start.UnixNano(), end.UnixNano())
 	}
 	logf("replicas ready; run from %s to %s", start.Format("15:04:05.000"), end.Format("15:04:05.000"))
 
 	time.Sleep(time.Until(start))
+	sr := snapshot(ctx, ns, js, own) // at Run
+	time.Sleep(time.Until(from))
 	var stopProf func()
 	if c.ServerProf != "" {
 		f, err := os.Create(c.ServerProf)
@@ -148,13 +175,13 @@ func bench(ctx context.Context, c config) (*result, error) {
 		}
 		stopProf = func() { pprof.StopCPUProfile(); f.Close() }
 	}
-	s0 := snapshot(ctx, ns, js)
+	s0 := snapshot(ctx, ns, js, own)
 	phases := startPhaseSampler()
 	if tp != nil {
 		tp.reset()
 	}
-	time.Sleep(time.Until(end))
-	s1 := snapshot(ctx, ns, js)
+	time.Sleep(time.Until(to))
+	s1 := snapshot(ctx, ns, js, own)
 	phaseBusy := phases.result()
 	var taps map[string]int64
 	if tp != nil {
@@ -163,6 +190,7 @@ func bench(ctx context.Context, c config) (*result, error) {
 	if stopProf != nil {
 		stopProf()
 	}
+	time.Sleep(time.Until(end))
 	logf("run over; waiting for the replicas to shut down and report")
 
 	// Replicas shut down (ShutdownGrace is 30 s by default) and report.
@@ -174,7 +202,7 @@ func bench(ctx context.Context, c config) (*result, error) {
 			errs = append(errs, fmt.Errorf("replica %s: %w", p.name, p.err))
 		}
 	}
-	s2 := snapshot(ctx, ns, js) // after shutdown: releases included
+	s2 := snapshot(ctx, ns, js, own) // after shutdown: releases included
 	for _, p := range procs {
 		p.wait()
 		if code := p.cmd.ProcessState.ExitCode(); code != 0 && p.err == nil {
@@ -189,6 +217,9 @@ func bench(ctx context.Context, c config) (*result, error) {
 		}
 	}
 	res := merge(c, start, end, reps, s0, s1, s2)
+	if c.Idle {
+		res.Idle = mergeIdle(reps, added, sr, s0, s1, c.Settle, to.Sub(from))
+	}
 	res.MachineBusyByPhase = phaseBusy
 	res.Tap = tapPerJobTick(taps, res.JobTicks)
 	if tr != nil {
@@ -216,7 +247,7 @@ func spawn(c config, rc replicaConfig) (*replicaProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &replicaProc{name: rc.Name, cmd: cmd, stdin: stdin, lines: make(chan string, 64)}
+	p := &replicaProc{name: rc.Name, cmd: cmd, stdin: stdin, lines: make(chan string, 64), spawned: time.Now()}
 	p.reads.Add(2)
 	go func() {
 		defer p.reads.Done()
@@ -261,6 +292,7 @@ func (p *replicaProc) expect(want string, by <-chan time.Time) error {
 				return errors.New("exited before " + want)
 			}
 			if strings.TrimSpace(l) == want {
+				p.ready = time.Since(p.spawned)
 				return nil
 			}
 		case <-by:
@@ -299,11 +331,16 @@ func (p *replicaProc) collect(by <-chan time.Time) {
 	}
 }
 
-func snapshot(ctx context.Context, ns *server.Server, js jetstream.JetStream) serverSnap {
+func snapshot(ctx context.Context, ns *server.Server, js jetstream.JetStream, own []*nats.Conn) serverSnap {
 	s := serverSnap{ru: rusage()}
 	if v, err := ns.Varz(nil); err == nil {
 		s.inMsgs, s.outMsgs, s.inBytes, s.outBytes = v.InMsgs, v.OutMsgs, v.InBytes, v.OutBytes
 		s.slowConsumers = v.SlowConsumers
+	}
+	for _, c := range own {
+		st := c.Stats()
+		s.ownIn += int64(st.InMsgs)
+		s.ownOut += int64(st.OutMsgs)
 	}
 	if j, err := ns.Jsz(nil); err == nil {
 		s.apiTotal, s.apiErrs = j.API.Total, j.API.Errors
@@ -319,5 +356,7 @@ func snapshot(ctx context.Context, ns *server.Server, js jetstream.JetStream) se
 	}
 	s.lockSeq = seq("KV_" + lock.DefaultBucket)
 	s.histSeq = seq("KV_" + scheduler.DefaultHistoryBucket)
+	s.streams = streamSeqs(ctx, js)
+	s.rssKiB, s.goroutines = vmRSSKiB(), runtime.NumGoroutine()
 	return s
 }

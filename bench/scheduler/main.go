@@ -6,6 +6,8 @@
 //	go run ./bench/scheduler -jobs 1000 -duration 60s
 //	go run ./bench/scheduler -jobs 10 -duration 30s
 //	go run ./bench/scheduler -sweep 100,250,500,1000,2000 -duration 30s
+//	go run ./bench/scheduler -replicas 1,3,10,20 -jobs 500 -duration 20s
+//	go run ./bench/scheduler -idle -jobs 100000 -replicas 3
 //
 // The parent process hosts the nats-server and re-executes its own binary
 // once per replica. Replicas register their jobs, then all start their
@@ -15,6 +17,17 @@
 // Prometheus counters. The parent merges them: for every job, each tick in
 // [start + margin, end − margin] must have run exactly once across replicas.
 // The parent's own CPU over the run is, roughly, the nats-server's.
+//
+// Per job-tick the summary gives the stored writes by bucket (each
+// stream's last sequence before and after the run: successful writes and
+// markers; a write refused by a compare-and-swap is not stored), the
+// server's messages in and out (Varz; also without the bench's own
+// connections), the messages each replica's connection received, and CPU
+// (replicas' getrusage plus the parent's). A comma-separated -replicas runs
+// once per count. -idle registers -jobs daily jobs spread over the day and
+// reports, over a window after a settle period, each replica's goroutines,
+// RSS, heap and CPU, the parent's (embedded server's), and the time from
+// spawning a replica to its jobs being added.
 //
 // Results and analysis: bench/scheduler/RESULTS.md.
 package main
@@ -41,8 +54,15 @@ type config struct {
 	Margin     time.Duration `json:"margin"`
 	CPUProfile string        `json:"-"` // replica profiles: <CPUProfile>.<replica>
 	ServerProf string        `json:"-"` // parent (nats-server) CPU profile
+	MemProfile string        `json:"-"` // replica heap profiles: <MemProfile>.<replica>
 	Tap        bool          `json:"tap"`
 	Trace      int           `json:"trace"`
+	// Idle mode (-idle): the jobs are daily, spread over the day, so almost
+	// none fire; the replicas are measured over [Settle, Settle+Window]
+	// after the common start.
+	Idle   bool          `json:"idle"`
+	Settle time.Duration `json:"settle,omitempty"`
+	Window time.Duration `json:"window,omitempty"`
 
 	exe    string    // binary to re-execute as a replica
 	stderr io.Writer // progress and replicas' stderr
@@ -61,14 +81,18 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c config
 	var jsonOut bool
-	var sweep string
-	fs.IntVar(&c.Replicas, "replicas", 3, "number of replica processes")
+	var sweep, replicas string
+	fs.StringVar(&replicas, "replicas", "3", "number of replica processes; a comma-separated list (1,3,10,20) runs once per count at the same -jobs and prints a table")
 	fs.IntVar(&c.Jobs, "jobs", 1000, "jobs per replica (bench.job-0000, …), all on -schedule")
+	fs.BoolVar(&c.Idle, "idle", false, "idle mode: -jobs daily jobs spread over the day (almost none fire); report goroutines, RSS, heap, CPU and server messages over -idle-window after -idle-settle, and the time to ready")
+	fs.DurationVar(&c.Settle, "idle-settle", 10*time.Second, "idle mode: time after the common start before the measured window")
+	fs.DurationVar(&c.Window, "idle-window", 10*time.Second, "idle mode: length of the measured window")
 	fs.StringVar(&c.Schedule, "schedule", "* * * * * *", "cron schedule of every job")
 	fs.DurationVar(&c.Duration, "duration", 60*time.Second, "how long the replicas run their schedulers")
 	fs.DurationVar(&c.Work, "work", 0, "how long each run takes (sleeps, or until its context is cancelled)")
 	fs.DurationVar(&c.Margin, "margin", 5*time.Second, "ticks within this of the start or the end are not checked for missing runs")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write each replica's CPU profile (over the run) to `file`.<replica>")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "write each replica's heap profile (just before its shutdown) to `file`.<replica>")
 	fs.StringVar(&c.ServerProf, "server-cpuprofile", "", "write the parent's (nats-server's) CPU profile over the run to `file`")
 	fs.BoolVar(&c.Tap, "tap", false, "count every message on the server by kind (subscribes to '>'; adds load: use with few jobs)")
 	fs.IntVar(&c.Trace, "trace", 20, "follow the locks of the first `n` jobs (stored writes) and report holds: who ran the job, who found its tick claimed")
@@ -100,37 +124,55 @@ func cli(args []string, stdout, stderr io.Writer) int {
 
 	counts := []int{c.Jobs}
 	if sweep != "" {
-		counts = nil
-		for _, f := range strings.Split(sweep, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n <= 0 {
-				fmt.Fprintf(stderr, "-sweep: bad job count %q\n", f)
-				return 2
-			}
-			counts = append(counts, n)
+		if counts, err = positiveList(sweep); err != nil {
+			fmt.Fprintf(stderr, "-sweep: %v\n", err)
+			return 2
 		}
+	}
+	reps, err := positiveList(replicas)
+	if err != nil {
+		fmt.Fprintf(stderr, "-replicas: %v\n", err)
+		return 2
+	}
+	if c.Idle {
+		if c.Settle < 0 || c.Window <= 0 {
+			fmt.Fprintln(stderr, "-idle-settle must be ≥ 0 and -idle-window > 0")
+			return 2
+		}
+		c.Duration = c.Settle + c.Window + idleTail
+		c.Trace = 0 // the daily jobs do not tick in the window
 	}
 	var results []*result
 	failed := false
-	for _, n := range counts {
-		cc := c
-		cc.Jobs = n
-		if sweep != "" && c.CPUProfile != "" {
-			cc.CPUProfile = fmt.Sprintf("%s.j%d", c.CPUProfile, n)
-		}
-		res, err := bench(context.Background(), cc)
-		if err != nil {
-			fmt.Fprintf(stderr, "jobs=%d: %v\n", n, err)
-			failed = true
-			if res == nil {
-				continue
+	for _, r := range reps {
+		for _, n := range counts {
+			cc := c
+			cc.Jobs, cc.Replicas = n, r
+			if (sweep != "" || len(reps) > 1) && c.CPUProfile != "" {
+				cc.CPUProfile = fmt.Sprintf("%s.r%d.j%d", c.CPUProfile, r, n)
 			}
+			if (sweep != "" || len(reps) > 1) && c.MemProfile != "" {
+				cc.MemProfile = fmt.Sprintf("%s.r%d.j%d", c.MemProfile, r, n)
+			}
+			res, err := bench(context.Background(), cc)
+			if err != nil {
+				fmt.Fprintf(stderr, "replicas=%d jobs=%d: %v\n", r, n, err)
+				failed = true
+				if res == nil {
+					continue
+				}
+			}
+			printSummary(stdout, res)
+			results = append(results, res)
 		}
-		printSummary(stdout, res)
-		results = append(results, res)
 	}
 	if len(results) > 1 {
-		printSweep(stdout, results)
+		if c.Idle {
+			printIdleSweep(stdout, results)
+		} else {
+			printSweep(stdout, results)
+			printPerJobTick(stdout, results)
+		}
 	}
 	if jsonOut {
 		enc := json.NewEncoder(stdout)
@@ -150,4 +192,21 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// idleTail is how long the replicas run after the idle window, so that the
+// window's end sample is taken before any replica shuts down.
+const idleTail = time.Second
+
+// positiveList parses "1,3,10" into positive integers.
+func positiveList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad count %q (want positive integers, comma-separated)", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

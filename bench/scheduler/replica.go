@@ -39,6 +39,12 @@ type replicaConfig struct {
 	Schedule   string        `json:"schedule"`
 	Work       time.Duration `json:"work"`
 	CPUProfile string        `json:"cpuprofile,omitempty"`
+	MemProfile string        `json:"memprofile,omitempty"`
+	// Idle mode: daily jobs (dailySchedule), sampled at start+IdleFrom and
+	// start+IdleTo.
+	Idle     bool          `json:"idle,omitempty"`
+	IdleFrom time.Duration `json:"idle_from,omitempty"`
+	IdleTo   time.Duration `json:"idle_to,omitempty"`
 }
 
 // Lines of the parent↔replica protocol. The replica prints readyLine on
@@ -81,7 +87,10 @@ type replicaReport struct {
 	// Warnings counts the log lines at warn level or above by message
 	// (scheduler and lock), e.g. "tick skipped: cannot acquire the lock".
 	Warnings map[string]int `json:"warnings"`
-	Error    string         `json:"error,omitempty"`
+	// RSSEndKiB is the resident set (VmRSS) just before the shutdown.
+	RSSEndKiB int64       `json:"rss_end_kib"`
+	Idle      *idleSample `json:"idle,omitempty"`
+	Error     string      `json:"error,omitempty"`
 }
 
 type natsStats struct {
@@ -167,9 +176,13 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 	for i := range cfg.Jobs {
 		r := &runRec{}
 		recs[i] = r
+		schedule := cfg.Schedule
+		if cfg.Idle {
+			schedule = dailySchedule(i, cfg.Jobs)
+		}
 		err := sched.Add(job.Job{
 			Name:     jobName(i),
-			Schedule: cfg.Schedule,
+			Schedule: schedule,
 			Run: func(ctx context.Context) error {
 				start := time.Now()
 				info, _ := job.FromContext(ctx)
@@ -236,6 +249,10 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 		heapPeak = max(heapPeak, ms.HeapInuse)
 		gPeak = max(gPeak, runtime.NumGoroutine())
 	}
+	var idle *idleWatch
+	if cfg.Idle {
+		idle = watchIdle(nc, ru0, st0, start.Add(cfg.IdleFrom), start.Add(cfg.IdleTo))
+	}
 	tick := time.NewTicker(time.Second)
 	stopAt := time.NewTimer(time.Until(end))
 sampling:
@@ -249,6 +266,12 @@ sampling:
 	}
 	tick.Stop()
 	sample()
+	rssEnd := vmRSSKiB()
+	if cfg.MemProfile != "" {
+		if err := writeHeapProfile(cfg.MemProfile); err != nil {
+			fmt.Fprintf(os.Stderr, "replica %s: heap profile: %v\n", cfg.Name, err)
+		}
+	}
 	cancel()
 	tc := time.Now()
 	runErr := <-done
@@ -277,6 +300,10 @@ sampling:
 		RunStatus:       map[string]float64{},
 		Acquire:         map[string]float64{},
 		AcquireSeconds:  map[string]float64{},
+		RSSEndKiB:       rssEnd,
+	}
+	if idle != nil {
+		rep.Idle = idle.result()
 	}
 	rep.Runs = make([][][2]int64, cfg.Jobs)
 	for i, r := range recs {
@@ -291,6 +318,20 @@ sampling:
 	rep.Warnings = warns.n
 	warns.mu.Unlock()
 	return rep, runErr
+}
+
+// writeHeapProfile writes the heap profile (in use at the last GC) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC() // the profile shows what is live now
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func jobName(i int) string { return fmt.Sprintf("bench.job-%04d", i) }

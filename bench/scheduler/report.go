@@ -55,6 +55,20 @@ type result struct {
 	Server serverSummary      `json:"server"`
 	Tap    map[string]float64 `json:"tap_per_job_tick,omitempty"`
 	Trace  *traceSummary      `json:"lock_trace,omitempty"`
+
+	// JobTicksPerSec is the checked window's distinct job-ticks that ran,
+	// per second of the window.
+	JobTicksPerSec float64 `json:"job_ticks_per_s"`
+	// RecvPerReplica is the messages each replica's connection received
+	// (nc.Stats().InMsgs) per job-tick: the mean and the most of one.
+	RecvPerReplica    float64      `json:"msgs_received_per_replica_per_job_tick"`
+	RecvPerReplicaMax float64      `json:"msgs_received_per_replica_per_job_tick_max"`
+	GoroutinesPeakMax int          `json:"goroutines_peak_max_replica"`
+	MaxRSSMiBMax      float64      `json:"max_rss_mib_max_replica"`
+	CPUPerJobTickUs   float64      `json:"cpu_us_per_job_tick"` // replicas + server
+	ReplicaCPUPerJTUs float64      `json:"replicas_cpu_us_per_job_tick"`
+	ServerCPUPerJTUs  float64      `json:"server_cpu_us_per_job_tick"`
+	Idle              *idleSummary `json:"idle,omitempty"`
 }
 
 type replicaSummary struct {
@@ -85,11 +99,21 @@ type serverSummary struct {
 	CPUPct        float64 `json:"cpu_pct"` // parent process ≈ nats-server
 	InPerJobTick  float64 `json:"in_msgs_per_job_tick"`
 	OutPerJobTick float64 `json:"out_msgs_per_job_tick"`
+	// The same without the bench's own connections (lock trace, tap,
+	// stream state requests): the replicas' traffic only.
+	ReplicasInPerJobTick  float64 `json:"replicas_in_msgs_per_job_tick"`
+	ReplicasOutPerJobTick float64 `json:"replicas_out_msgs_per_job_tick"`
 	// Stored messages (successful writes, incl. purge markers) per job-tick.
 	LockWritesPerJobTick float64 `json:"lock_writes_per_job_tick"`
 	HistWritesPerJobTick float64 `json:"history_writes_per_job_tick"`
-	APIErrors            uint64  `json:"js_api_errors"`
-	SlowConsumers        int64   `json:"slow_consumers"`
+	// WritesPerJobTick is the stored messages per job-tick of every
+	// bucket (KV_X is X; other streams by name), lost CAS races excluded
+	// (streamSeqs), and WritesTotal their sum.
+	WritesPerJobTick map[string]float64 `json:"writes_per_job_tick_by_bucket"`
+	WritesTotal      float64            `json:"writes_per_job_tick_total"`
+	CPUSeconds       float64            `json:"cpu_s"` // the parent's, over the measured phase
+	APIErrors        uint64             `json:"js_api_errors"`
+	SlowConsumers    int64              `json:"slow_consumers"`
 }
 
 func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 serverSnap) *result {
@@ -99,6 +123,9 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 		first = first.Add(time.Second)
 	}
 	last := end.Add(-c.Margin).Truncate(time.Second)
+	if c.Idle { // daily jobs: no tick is expected in the window
+		last = first.Add(-time.Second)
+	}
 	r.WindowFrom, r.WindowTo = first, last
 	if !last.Before(first) {
 		r.WindowTicks = int(last.Sub(first)/time.Second) + 1
@@ -169,6 +196,9 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 		r.Replicas = append(r.Replicas, rs)
 	}
 	r.Spread = spreadOf(r.Replicas)
+	if c.Idle {
+		r.JobTicks = r.RunsTotal
+	}
 	for t := lo; t <= hi; t++ {
 		m := 0
 		for j := range c.Jobs {
@@ -198,15 +228,25 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 	}
 
 	cpu := s1.ru.user + s1.ru.sys - s0.ru.user - s0.ru.sys
-	r.Server = serverSummary{
-		CPUPct:               100 * cpu / end.Sub(start).Seconds(),
-		InPerJobTick:         float64(s1.inMsgs-s0.inMsgs) / jt,
-		OutPerJobTick:        float64(s1.outMsgs-s0.outMsgs) / jt,
-		LockWritesPerJobTick: float64(s1.lockSeq-s0.lockSeq) / jt,
-		HistWritesPerJobTick: float64(s1.histSeq-s0.histSeq) / jt,
-		APIErrors:            s2.apiErrs - s0.apiErrs,
-		SlowConsumers:        s2.slowConsumers,
+	measured := end.Sub(start)
+	if c.Idle {
+		measured = c.Window
 	}
+	r.Server = serverSummary{
+		CPUPct:                100 * cpu / measured.Seconds(),
+		CPUSeconds:            cpu,
+		WritesPerJobTick:      writesBy(s0, s1, jt),
+		InPerJobTick:          float64(s1.inMsgs-s0.inMsgs) / jt,
+		OutPerJobTick:         float64(s1.outMsgs-s0.outMsgs) / jt,
+		ReplicasInPerJobTick:  float64(s1.inMsgs-s0.inMsgs-(s1.ownOut-s0.ownOut)) / jt,
+		ReplicasOutPerJobTick: float64(s1.outMsgs-s0.outMsgs-(s1.ownIn-s0.ownIn)) / jt,
+		LockWritesPerJobTick:  float64(s1.lockSeq-s0.lockSeq) / jt,
+		HistWritesPerJobTick:  float64(s1.histSeq-s0.histSeq) / jt,
+		APIErrors:             s2.apiErrs - s0.apiErrs,
+		SlowConsumers:         s2.slowConsumers,
+	}
+	r.Server.WritesTotal = sumWrites(r.Server.WritesPerJobTick)
+	perJobTick(r)
 	return r
 }
 
@@ -263,6 +303,11 @@ func printSummary(w io.Writer, r *result) {
 	s := r.Server
 	fmt.Fprintf(w, "nats-server (parent process) CPU %.1f%%; per job-tick: server in %.2f / out %.2f msgs, stored lock writes %.2f, history writes %.2f; JS API errors %d; slow consumers %d\n",
 		s.CPUPct, s.InPerJobTick, s.OutPerJobTick, s.LockWritesPerJobTick, s.HistWritesPerJobTick, s.APIErrors, s.SlowConsumers)
+	if r.Idle != nil {
+		printIdle(w, r.Idle)
+	} else {
+		printJobTickLine(w, r)
+	}
 	var ph []string
 	for _, v := range r.MachineBusyByPhase {
 		ph = append(ph, fmt.Sprintf("%.0f", v))
