@@ -24,10 +24,7 @@ func (s *Scheduler) stateChanged(name string, v view) {
 		return
 	}
 	if e, ok := s.lookup(name); ok {
-		select {
-		case e.rerun <- struct{}{}:
-		default: // one is already on offer
-		}
+		s.offerRerun(e)
 	}
 }
 
