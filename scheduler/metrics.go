@@ -12,13 +12,14 @@ import (
 // the code records unconditionally; they are registered only when
 // Options.Registerer is set.
 type metrics struct {
-	runs        *prometheus.CounterVec   // job, status
+	counters    *jobCounters             // runs, missed, lost, anomalies, conflicts
+	runs        jobCounterVec            // job, status
 	duration    *prometheus.HistogramVec // job
 	skipped     *prometheus.CounterVec   // job, reason
-	missed      *prometheus.CounterVec   // job, reason
+	missed      jobCounterVec            // job, reason
 	acquire     *prometheus.HistogramVec // result
-	lost        *prometheus.CounterVec   // job
-	anomalies   *prometheus.CounterVec   // job, kind
+	lost        jobCounterVec            // job
+	anomalies   jobCounterVec            // job, kind
 	running     *prometheus.GaugeVec     // job
 	lastSuccess *prometheus.GaugeVec     // job
 	lastFailure *prometheus.GaugeVec     // job
@@ -26,7 +27,7 @@ type metrics struct {
 	jobs        *jobGauges // job (next run, suspended, info, interval), read at scrape time
 	live        prometheus.GaugeFunc
 
-	conflicts *prometheus.CounterVec // job (definition.go)
+	conflicts jobCounterVec // job (definition.go)
 }
 
 // Reasons a replica skips a tick.
@@ -47,10 +48,19 @@ var runResults = []string{StatusSucceeded, StatusFailed, StatusTimeout, StatusLo
 // newMetrics creates the collectors, the per-job gauges reading the jobs
 // of s at each scrape, and registers them on reg (nil: none).
 func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
+	runs := newCounterFamily("cronlock_runs_total", "Runs finished on this replica, by job and status.", "status", runResults)
+	missed := newCounterFamily("cronlock_ticks_missed_total",
+		"Ticks that no replica ran, by job and reason (overlap: a run of the job held its lock; no_replica; outage; lock_held: the lock's holder did not claim them), counted by the replica that recorded them.",
+		"reason", MissedReasons)
+	lost := newCounterFamily("cronlock_leases_lost_total", "Runs whose lock lease was lost while running.", "", nil)
+	anomalies := newCounterFamily("cronlock_state_anomalies_total",
+		"Shared job records this replica found untrustworthy and repaired, by job and kind (future_tick: a last claimed tick beyond the server's time; corrupt: not a job state).",
+		"kind", AnomalyKinds)
+	conflicts := newConflictsFamily()
+	counters := newJobCounters(runs, missed, lost, anomalies, conflicts)
 	m := &metrics{
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_runs_total", Help: "Runs finished on this replica, by job and status.",
-		}, []string{"job", "status"}),
+		counters: counters, runs: jobCounterVec{counters, runs}, missed: jobCounterVec{counters, missed},
+		lost: jobCounterVec{counters, lost}, anomalies: jobCounterVec{counters, anomalies}, conflicts: jobCounterVec{counters, conflicts},
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "cronlock_run_duration_seconds", Help: "Duration of runs on this replica (all attempts).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 4, 12), // 5 ms … 6 h
@@ -58,19 +68,10 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cronlock_ticks_skipped_total", Help: "Ticks this replica did not run, by job and reason (locked, already_run, error, shutdown, suspended).",
 		}, []string{"job", "reason"}),
-		missed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_ticks_missed_total", Help: "Ticks that no replica ran, by job and reason (overlap: a run of the job held its lock; no_replica; outage; lock_held: the lock's holder did not claim them), counted by the replica that recorded them.",
-		}, []string{"job", "reason"}),
 		acquire: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "cronlock_lock_acquire_seconds", Help: "Time to acquire a job's lock, by result (acquired, not_acquired, error).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10), // 100 µs … 26 s
 		}, []string{"result"}),
-		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_leases_lost_total", Help: "Runs whose lock lease was lost while running.",
-		}, []string{"job"}),
-		anomalies: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_state_anomalies_total", Help: "Shared job records this replica found untrustworthy and repaired, by job and kind (future_tick: a last claimed tick beyond the server's time; corrupt: not a job state).",
-		}, []string{"job", "kind"}),
 		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "cronlock_running_jobs", Help: "Runs in progress on this replica, by job.",
 		}, []string{"job"}),
@@ -88,12 +89,11 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 			Name: "cronlock_live_replicas", Help: "Replicas this replica sees as live (announced within the replica TTL), itself included once announced.",
 		}, func() float64 { return float64(len(s.registry.live())) }),
 	}
-	m.conflicts = newConflictsCounter()
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.anomalies, m.running,
-		m.lastSuccess, m.lastFailure, m.clockOffset, m.conflicts, m.jobs, m.live} {
+	for _, c := range []prometheus.Collector{m.counters, m.duration, m.skipped, m.acquire, m.running,
+		m.lastSuccess, m.lastFailure, m.clockOffset, m.jobs, m.live} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -109,17 +109,7 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 // Prometheus has not scraped yet, and a job changed by a reload is removed
 // and added again under the same name.
 func (m *metrics) jobAdded(name string) {
-	for _, st := range runResults {
-		m.runs.WithLabelValues(name, st)
-	}
-	for _, r := range MissedReasons {
-		m.missed.WithLabelValues(name, r)
-	}
-	m.lost.WithLabelValues(name)
-	for _, k := range AnomalyKinds {
-		m.anomalies.WithLabelValues(name, k)
-	}
-	m.conflicts.WithLabelValues(name)
+	m.counters.add(name)
 }
 
 // leaseLost counts a run of the job whose lock lease was lost while it ran
