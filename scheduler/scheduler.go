@@ -34,6 +34,7 @@ type Scheduler struct {
 	health   announceHealth
 	orphans  *orphans
 	timers   *timerQueue
+	gaps     gapCache
 	m        *metrics
 	// conflicts finds claims written under another definition of a job.
 	conflicts *conflicts
@@ -137,7 +138,7 @@ func (s *Scheduler) Add(j job.Job) error {
 		return fmt.Errorf("scheduler: Add: job %q is already registered", j.Name)
 	}
 	now := s.now()
-	e := &entry{job: j, sched: sched, slot: slot{index: -1}, interval: longestGap(sched, now)}
+	e := &entry{job: j, sched: sched, slot: slot{index: -1}, interval: s.gaps.longestGap(j, sched, now)}
 	e.next = sched.Next(now)
 	s.jobs[j.Name] = e
 	s.m.jobAdded(j.Name)
