@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/job"
@@ -50,13 +49,11 @@ func checkDefinition(j job.Job) error {
 	return nil
 }
 
-// newConflictsCounter is cronlock_job_definition_conflicts_total.
-func newConflictsCounter() *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cronlock_job_definition_conflicts_total",
-		Help: "Ticks of the job that this replica saw claimed in the job's shared record by another definition of the job " +
-			"(another deployment on the same buckets, or replicas with different configurations).",
-	}, []string{"job"})
+// newConflictsFamily is cronlock_job_definition_conflicts_total.
+func newConflictsFamily() *counterFamily {
+	return newCounterFamily[string]("cronlock_job_definition_conflicts_total",
+		"Ticks of the job that this replica saw claimed in the job's shared record by another definition of the job "+
+			"(another deployment on the same buckets, or replicas with different configurations).", "", nil)
 }
 
 // conflicts tracks, per job, the last claimed tick the watch showed and the

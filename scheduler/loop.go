@@ -4,42 +4,172 @@ import (
 	"context"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/cronlock/cronlock/job"
 )
 
-// loop runs one job: catch up on a missed tick, then wait for each tick
-// (plus the job's jitter) and try to run it; in between, take a rerun of an
-// interrupted tick when one is offered, and catch up after an outage once
-// NATS answers again. A run blocks the loop, so a replica never overlaps a
-// job with itself; ticks that pass meanwhile are skipped on every replica
-// (the lock is held) and recorded as missed (overlap) by the next claim.
-func (s *Scheduler) loop(e *entry) {
-	defer s.loops.Done()
-	s.catchUp(e, ReasonNoReplica)
-	var last time.Time // last tick this loop tried: never try one twice
-	for {
-		next := s.nextTick(e, last)
-		if next.IsZero() {
-			<-e.stop
-			return
+// Scheduling without a goroutine per job. An idle job waits in the timer
+// queue (timers.go) for its next tick (plus the job's jitter), or for its
+// outage retry; one dispatcher goroutine sleeps until the earliest and hands
+// each due job to a goroutine of its own, which tries the tick, then puts
+// the job back in the queue. In between, a rerun of an interrupted tick is
+// taken when one is offered, and the catch-up is retried after an outage
+// once NATS answers again. A job is in the queue or busy, never both, so a
+// replica never overlaps a job with itself; ticks that pass during a run are
+// skipped on every replica (the lock is held) and recorded as missed
+// (overlap) by the next claim.
+
+// startLoop begins scheduling e: its catch-up (on a goroutine, when it has
+// a StartingDeadline), then its ticks.
+func (s *Scheduler) startLoop(e *entry) {
+	q := s.timers
+	q.mu.Lock()
+	if q.closed || e.slot.stopped || e.slot.busy {
+		q.mu.Unlock()
+		return
+	}
+	e.slot.busy = true
+	q.mu.Unlock()
+	first := func() { s.catchUp(e, ReasonNoReplica) }
+	if e.job.StartingDeadline <= 0 {
+		first = s.reschedule(e) // nothing to catch up: queue it now, without a goroutine
+	}
+	if first != nil {
+		s.work(e, first)
+	}
+}
+
+// work runs f for the busy entry e on a goroutine of its own, then what
+// reschedule hands back, until e is queued again (or stopped).
+func (s *Scheduler) work(e *entry, f func()) {
+	q := s.timers
+	q.mu.Lock()
+	if q.closed {
+		e.slot.busy = false
+		q.mu.Unlock()
+		return
+	}
+	s.loops.Add(1) // under q.mu, before shutdown's Wait
+	q.mu.Unlock()
+	go func() {
+		defer s.loops.Done()
+		for f != nil {
+			f()
+			f = s.reschedule(e)
 		}
-		wait := next.Add(job.TickJitter(e.job.Name, next, e.job.Jitter)).Sub(s.now())
-		timer := s.clock.NewTimer(max(wait, 0))
+	}()
+}
+
+// reschedule ends the busy entry e's work in hand: it returns the next work
+// to do at once (a rerun offered meanwhile), or queues e for its next tick
+// or outage retry and returns nil. A stopped e, or one whose schedule has no
+// further tick, is left out of the queue.
+func (s *Scheduler) reschedule(e *entry) func() {
+	tick := s.nextTick(e, e.slot.last)
+	at, kind := tick.Add(job.TickJitter(e.job.Name, tick, e.job.Jitter)), wakeTick
+	if retry, ok := s.outageRetry(e); ok && retry.Before(at) {
+		at, kind = retry, wakeRecover
+	}
+	q := s.timers
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case e.slot.stopped || q.closed:
+	case e.slot.rerunPending:
+		e.slot.rerunPending = false
+		return func() { s.rerunTick(e) }
+	case !tick.IsZero():
+		e.slot.at, e.slot.kind, e.slot.tick = at, kind, tick
+		q.push(e)
+	}
+	e.slot.busy = false
+	return nil
+}
+
+// dispatch wakes the queued jobs as they fall due, until ctx is done.
+func (s *Scheduler) dispatch(ctx context.Context) {
+	defer s.loops.Done()
+	q := s.timers
+	for {
+		due, wait, ok := q.popDue(s.now())
+		for _, e := range due {
+			s.work(e, s.wakeWork(e))
+		}
+		var t clockwork.Timer
+		var fire <-chan time.Time
+		if ok {
+			t = s.clock.NewTimer(wait)
+			fire = t.Chan()
+		}
 		select {
-		case <-e.stop:
-			timer.Stop()
+		case <-ctx.Done():
+		case <-q.wake:
+		case <-fire:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if ctx.Err() != nil {
 			return
-		case <-timer.Chan():
-			last = next
-			s.runTick(e, next, ReasonNoReplica)
-		case <-e.rerun:
-			timer.Stop()
-			s.rerunTick(e)
-		case <-s.outageRetry(e):
-			timer.Stop()
-			s.recover(e)
 		}
 	}
+}
+
+// wakeWork is what a job taken out of the queue does: try its tick (never
+// one tick twice), or retry its catch-up after an outage.
+func (s *Scheduler) wakeWork(e *entry) func() {
+	if e.slot.kind == wakeRecover {
+		return func() { s.recover(e) }
+	}
+	tick := e.slot.tick
+	return func() {
+		e.slot.last = tick
+		s.runTick(e, tick, ReasonNoReplica)
+	}
+}
+
+// offerRerun takes a rerun of e's interrupted tick offered by the watch: at
+// once if e is queued, else once its work in hand is done.
+func (s *Scheduler) offerRerun(e *entry) {
+	q := s.timers
+	q.mu.Lock()
+	switch {
+	case q.closed || e.slot.stopped:
+		q.mu.Unlock()
+		return
+	case e.slot.busy || e.slot.index < 0:
+		e.slot.rerunPending = true // one is on offer: taken after the work in hand, or at the start
+		q.mu.Unlock()
+		return
+	}
+	q.remove(e)
+	e.slot.busy = true
+	q.mu.Unlock()
+	s.work(e, func() { s.rerunTick(e) })
+}
+
+// stopLoop stops scheduling e; work in hand (a run) finishes.
+func (s *Scheduler) stopLoop(e *entry) {
+	q := s.timers
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	e.slot.stopped = true
+	q.remove(e)
+}
+
+// stopLoops stops scheduling every job, for a shutdown: nothing starts from
+// then on.
+func (s *Scheduler) stopLoops() {
+	q := s.timers
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	for _, e := range q.items {
+		e.slot.stopped, e.slot.index = true, -1
+	}
+	q.items = nil
+	q.poke()
 }
 
 // nextTick is the job's first tick after now (server time) and after last.
@@ -94,17 +224,17 @@ func (s *Scheduler) catchUp(e *entry, gapReason Reason) bool {
 // connection re-established).
 const recoverEvery = 100 * time.Millisecond
 
-// outageRetry returns a channel that fires when the job's outage catch-up
-// should be retried, or nil when there is no outage or nothing to catch up
-// (no StartingDeadline): then the mark stays until the next claim, which
+// outageRetry is when the job's outage catch-up should be retried, or
+// false when there is no outage or nothing to catch up (no
+// StartingDeadline): then the mark stays until the next claim, which
 // records the ticks missed meanwhile as an outage.
-func (s *Scheduler) outageRetry(e *entry) <-chan time.Time {
+func (s *Scheduler) outageRetry(e *entry) (time.Time, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.outage || e.job.StartingDeadline <= 0 {
-		return nil
+		return time.Time{}, false
 	}
-	return s.clock.After(recoverEvery)
+	return s.now().Add(recoverEvery), true
 }
 
 // markOutage notes that NATS failed at a tick of the job.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,13 +13,14 @@ import (
 // the code records unconditionally; they are registered only when
 // Options.Registerer is set.
 type metrics struct {
-	runs        *prometheus.CounterVec   // job, status
+	counters    *jobCounters             // runs, missed, lost, anomalies, conflicts
+	runs        jobCounterVec            // job, status
 	duration    *prometheus.HistogramVec // job
 	skipped     *prometheus.CounterVec   // job, reason
-	missed      *prometheus.CounterVec   // job, reason
+	missed      jobCounterVec            // job, reason
 	acquire     *prometheus.HistogramVec // result
-	lost        *prometheus.CounterVec   // job
-	anomalies   *prometheus.CounterVec   // job, kind
+	lost        jobCounterVec            // job
+	anomalies   jobCounterVec            // job, kind
 	running     *prometheus.GaugeVec     // job
 	lastSuccess *prometheus.GaugeVec     // job
 	lastFailure *prometheus.GaugeVec     // job
@@ -26,7 +28,7 @@ type metrics struct {
 	jobs        *jobGauges // job (next run, suspended, info, interval), read at scrape time
 	live        prometheus.GaugeFunc
 
-	conflicts *prometheus.CounterVec // job (definition.go)
+	conflicts jobCounterVec // job (definition.go)
 }
 
 // Reasons a replica skips a tick.
@@ -47,10 +49,19 @@ var runResults = []RunStatus{StatusSucceeded, StatusFailed, StatusTimeout, Statu
 // newMetrics creates the collectors, the per-job gauges reading the jobs
 // of s at each scrape, and registers them on reg (nil: none).
 func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
+	runs := newCounterFamily("cronlock_runs_total", "Runs finished on this replica, by job and status.", "status", runResults)
+	missed := newCounterFamily("cronlock_ticks_missed_total",
+		"Ticks that no replica ran, by job and reason (overlap: a run of the job held its lock; no_replica; outage; lock_held: the lock's holder did not claim them), counted by the replica that recorded them.",
+		"reason", MissedReasons)
+	lost := newCounterFamily[string]("cronlock_leases_lost_total", "Runs whose lock lease was lost while running.", "", nil)
+	anomalies := newCounterFamily("cronlock_state_anomalies_total",
+		"Shared job records this replica found untrustworthy and repaired, by job and kind (future_tick: a last claimed tick beyond the server's time; corrupt: not a job state).",
+		"kind", AnomalyKinds)
+	conflicts := newConflictsFamily()
+	counters := newJobCounters(runs, missed, lost, anomalies, conflicts)
 	m := &metrics{
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_runs_total", Help: "Runs finished on this replica, by job and status.",
-		}, []string{"job", "status"}),
+		counters: counters, runs: jobCounterVec{counters, runs}, missed: jobCounterVec{counters, missed},
+		lost: jobCounterVec{counters, lost}, anomalies: jobCounterVec{counters, anomalies}, conflicts: jobCounterVec{counters, conflicts},
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "cronlock_run_duration_seconds", Help: "Duration of runs on this replica (all attempts).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 4, 12), // 5 ms … 6 h
@@ -58,19 +69,10 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cronlock_ticks_skipped_total", Help: "Ticks this replica did not run, by job and reason (locked, already_run, error, shutdown, suspended).",
 		}, []string{"job", "reason"}),
-		missed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_ticks_missed_total", Help: "Ticks that no replica ran, by job and reason (overlap: a run of the job held its lock; no_replica; outage; lock_held: the lock's holder did not claim them), counted by the replica that recorded them.",
-		}, []string{"job", "reason"}),
 		acquire: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "cronlock_lock_acquire_seconds", Help: "Time to acquire a job's lock, by result (acquired, not_acquired, error).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10), // 100 µs … 26 s
 		}, []string{"result"}),
-		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_leases_lost_total", Help: "Runs whose lock lease was lost while running.",
-		}, []string{"job"}),
-		anomalies: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cronlock_state_anomalies_total", Help: "Shared job records this replica found untrustworthy and repaired, by job and kind (future_tick: a last claimed tick beyond the server's time; corrupt: not a job state).",
-		}, []string{"job", "kind"}),
 		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "cronlock_running_jobs", Help: "Runs in progress on this replica, by job.",
 		}, []string{"job"}),
@@ -88,12 +90,11 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 			Name: "cronlock_live_replicas", Help: "Replicas this replica sees as live (announced within the replica TTL), itself included once announced.",
 		}, func() float64 { return float64(len(s.registry.live())) }),
 	}
-	m.conflicts = newConflictsCounter()
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.duration, m.skipped, m.missed, m.acquire, m.lost, m.anomalies, m.running,
-		m.lastSuccess, m.lastFailure, m.clockOffset, m.conflicts, m.jobs, m.live} {
+	for _, c := range []prometheus.Collector{m.counters, m.duration, m.skipped, m.acquire, m.running,
+		m.lastSuccess, m.lastFailure, m.clockOffset, m.jobs, m.live} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -109,17 +110,7 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 // Prometheus has not scraped yet, and a job changed by a reload is removed
 // and added again under the same name.
 func (m *metrics) jobAdded(name string) {
-	for _, st := range runResults {
-		m.runs.WithLabelValues(name, string(st))
-	}
-	for _, r := range MissedReasons {
-		m.missed.WithLabelValues(name, string(r))
-	}
-	m.lost.WithLabelValues(name)
-	for _, k := range AnomalyKinds {
-		m.anomalies.WithLabelValues(name, string(k))
-	}
-	m.conflicts.WithLabelValues(name)
+	m.counters.add(name)
 }
 
 // leaseLost counts a run of the job whose lock lease was lost while it ran
@@ -258,4 +249,43 @@ func gapStart(sched job.Schedule, at, end time.Time) time.Time {
 		}
 	}
 	return sched.Next(lo)
+}
+
+// gapCache shares longestGap between the jobs of one schedule (a spec in a
+// zone): a replica holding 100,000 jobs spends seconds at start-up in the
+// ~80 Next calls of each, while many jobs share a few specs. An entry is
+// reused for gapReuse after it was computed: the week it samples moves by
+// less than that, and each gap it finds is measured exactly.
+type gapCache struct {
+	mu    sync.Mutex
+	byKey map[string]gapSample
+}
+
+type gapSample struct {
+	from time.Time
+	gap  time.Duration
+}
+
+const (
+	gapReuse    = time.Minute
+	gapCacheMax = 4096 // distinct schedules kept; beyond, it starts anew
+)
+
+// longestGap is longestGap(sched, from) for the job's schedule, cached.
+func (c *gapCache) longestGap(j job.Job, sched job.Schedule, from time.Time) time.Duration {
+	key := j.Schedule + "\x00" + zoneName(j.Location)
+	c.mu.Lock()
+	s, ok := c.byKey[key]
+	c.mu.Unlock()
+	if d := from.Sub(s.from); ok && d < gapReuse && d > -gapReuse {
+		return s.gap
+	}
+	gap := longestGap(sched, from)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byKey == nil || len(c.byKey) >= gapCacheMax {
+		c.byKey = map[string]gapSample{}
+	}
+	c.byKey[key] = gapSample{from: from, gap: gap}
+	return gap
 }

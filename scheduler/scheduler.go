@@ -34,6 +34,8 @@ type Scheduler struct {
 	inflight inflight
 	health   announceHealth
 	orphans  *orphans
+	timers   *timerQueue
+	gaps     gapCache
 	m        *metrics
 	// conflicts finds claims written under another definition of a job.
 	conflicts *conflicts
@@ -47,18 +49,15 @@ type Scheduler struct {
 	jobs     map[string]*entry
 	ctx      context.Context // Run's context; nil until Run
 	stopping bool
-	loops    sync.WaitGroup // one per job loop
+	loops    sync.WaitGroup // the dispatcher, and one per job at work (timers.go)
 	runs     sync.WaitGroup // one per run in progress, including Trigger
 }
 
-// entry is a registered job and its loop.
+// entry is a registered job and its place in the timer queue.
 type entry struct {
 	job   job.Job
 	sched job.Schedule
-	stop  chan struct{} // closed by Remove or shutdown
-
-	// rerun is signalled when the watch offers a rerun of the job.
-	rerun chan struct{}
+	slot  slot // guarded by Scheduler.timers.mu (but slot.last)
 	// interval is the longest gap between the schedule's ticks
 	// (cronlock_job_interval_seconds).
 	interval time.Duration
@@ -107,7 +106,7 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	s := &Scheduler{
 		acquire: acquireWith(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
-		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(),
+		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(),
 	}
 	h.repairs = &repairs{now: s.serverNow, report: s.anomaly}
 	s.claims.trusted = s.trustedTick
@@ -141,7 +140,7 @@ func (s *Scheduler) Add(j job.Job) error {
 		return fmt.Errorf("scheduler: Add: job %q is %w", j.Name, ErrJobExists)
 	}
 	now := s.now()
-	e := &entry{job: j, sched: sched, stop: make(chan struct{}), rerun: make(chan struct{}, 1), interval: longestGap(sched, now)}
+	e := &entry{job: j, sched: sched, slot: slot{index: -1}, interval: s.gaps.longestGap(j, sched, now)}
 	e.next = sched.Next(now)
 	s.jobs[j.Name] = e
 	s.m.jobAdded(j.Name)
@@ -160,7 +159,7 @@ func (s *Scheduler) Remove(name string) error {
 		return fmt.Errorf("scheduler: Remove: %w %q", ErrUnknownJob, name)
 	}
 	delete(s.jobs, name)
-	close(e.stop)
+	s.stopLoop(e)
 	return nil
 }
 
@@ -188,6 +187,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	announcer.Go(func() { s.announce(ctx) })
 	s.awaitClock(ctx)
 	announcer.Go(func() { s.sweepLoop(ctx) })
+	s.loops.Add(1)
+	go s.dispatch(ctx)
 	s.mu.Lock()
 	for _, e := range s.jobs {
 		s.startLoop(e)
@@ -202,19 +203,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	return nil
 }
 
-func (s *Scheduler) startLoop(e *entry) {
-	s.loops.Add(1)
-	go s.loop(e)
-}
-
 func (s *Scheduler) shutdown() {
 	s.mu.Lock()
 	s.stopping = true
 	for name, e := range s.jobs {
-		close(e.stop)
+		s.stopLoop(e)
 		delete(s.jobs, name)
 	}
 	s.mu.Unlock()
+	s.stopLoops()
 
 	done := make(chan struct{})
 	go func() {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -24,10 +25,7 @@ func (s *Scheduler) stateChanged(name string, v view) {
 		return
 	}
 	if e, ok := s.lookup(name); ok {
-		select {
-		case e.rerun <- struct{}{}:
-		default: // one is already on offer
-		}
+		s.offerRerun(e)
 	}
 }
 
@@ -100,13 +98,18 @@ func (s *Scheduler) awaitClock(ctx context.Context) {
 	}
 }
 
-// runningJobs lists the jobs with a run in progress here.
+// runningJobs lists the jobs with a run in progress here, sorted. It runs
+// at every announcement: it reads each entry's count, without building the
+// status of every job as Jobs does (100,000 of them every announceEvery).
 func (s *Scheduler) runningJobs() []string {
 	var out []string
-	for _, st := range s.Jobs() {
-		if st.Running {
-			out = append(out, st.Name)
+	for _, e := range s.entries() {
+		e.mu.Lock()
+		if e.running > 0 {
+			out = append(out, e.job.Name)
 		}
+		e.mu.Unlock()
 	}
+	slices.Sort(out)
 	return out
 }

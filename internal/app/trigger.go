@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,11 +18,13 @@ import (
 )
 
 // Triggers over NATS: `cronlock trigger JOB` sends a TriggerRequest to
-// TriggerSubject(cfg, JOB). Every replica that has JOB configured (and not
-// suspended by its own configuration) subscribes to that subject in the
-// queue group triggerQueue, so NATS hands each request to exactly one of
-// them; a replica without the job, or shutting down, is not subscribed. The
-// replica answers at once with a TriggerReply: the run has started (its
+// TriggerSubject(cfg, JOB). Every replica subscribes once to all of them
+// (TriggerSubjectPrefix + ">", one subscription however many jobs) in the
+// queue group triggerQueue, so NATS hands each request to exactly one
+// replica, which dispatches by the subject's job. A replica that does not
+// have JOB configured (or whose configuration suspends it) refuses, as one
+// shutting down does, and the client asks again, reaching another replica;
+// a replica shutting down is not subscribed. The replica answers at once with a TriggerReply: the run has started (its
 // entry in the history, with ID, owner and token), the job is busy (its lock
 // is held), or it refuses (shutting down: the client asks again). The run's
 // result is not sent: it is recorded in the shared history, where the
@@ -79,7 +82,10 @@ type triggerServer struct {
 	log zerolog.Logger
 
 	mu      sync.Mutex
-	subs    map[string]*nats.Subscription // by job
+	sub     *nats.Subscription // to every job's subject; nil until sync subscribes
+	prefix  string             // TriggerSubjectPrefix
+	jobs    map[string]bool    // the jobs taken: configured and not suspended by the configuration
+	serving map[string]*jobTurn
 	stopped bool
 
 	// runs tracks the runs started by requests, so that the daemon waits
@@ -88,64 +94,103 @@ type triggerServer struct {
 }
 
 func newTriggerServer(d *Daemon) *triggerServer {
-	return &triggerServer{d: d, log: d.log.With().Str("component", "trigger").Logger(), subs: map[string]*nats.Subscription{}}
+	return &triggerServer{d: d, log: d.log.With().Str("component", "trigger").Logger(), serving: map[string]*jobTurn{}}
 }
 
-// sync subscribes to the subjects of cfg's jobs that its configuration does
-// not suspend, and unsubscribes from the others. Errors are logged: a job
-// that cannot be subscribed is left to the other replicas. After stop it
-// does nothing.
+// jobTurn serialises the requests for one job on this replica, so that two
+// of them do not race; requests for other jobs go on meanwhile.
+type jobTurn struct {
+	mu      sync.Mutex
+	waiters int // requests holding or waiting for mu; guarded by triggerServer.mu
+}
+
+// sync takes trigger requests for cfg's jobs that its configuration does
+// not suspend, and refuses the others, subscribing on nc at the first call.
+// A failed subscription is logged (the other replicas take the requests)
+// and tried again at the next sync. After stop it does nothing.
 func (t *triggerServer) sync(nc *nats.Conn, cfg *config.Config) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped {
 		return
 	}
-	want := map[string]bool{}
+	want := make(map[string]bool, len(cfg.Jobs))
 	for _, cj := range cfg.Jobs {
 		if !ConfigSuspended(cj) {
 			want[cj.Name] = true
 		}
 	}
-	for name, sub := range t.subs {
-		if !want[name] {
-			t.unsubscribe(name, sub)
-		}
+	t.jobs = want
+	if t.sub != nil {
+		return
 	}
-	for name := range want {
-		if t.subs[name] != nil {
-			continue
-		}
-		sub, err := nc.QueueSubscribe(TriggerSubject(cfg, name), triggerQueue, func(m *nats.Msg) { t.handle(m, name) })
-		if err != nil {
-			t.log.Error().Err(err).Str("job", name).Msg("cannot take trigger requests for the job; other replicas may")
-			continue
-		}
-		t.subs[name] = sub
+	t.prefix = TriggerSubjectPrefix(cfg)
+	sub, err := nc.QueueSubscribe(t.prefix+">", triggerQueue, t.dispatch)
+	if err != nil {
+		t.log.Error().Err(err).Msg("cannot take trigger requests; other replicas may")
+		return
 	}
+	t.sub = sub
 }
 
-// unsubscribe drops a job's subscription; call with t.mu held.
-func (t *triggerServer) unsubscribe(name string, sub *nats.Subscription) {
-	if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-		t.log.Warn().Err(err).Str("job", name).Msg("cannot stop taking trigger requests for the job")
-	}
-	delete(t.subs, name)
-}
-
-// stop unsubscribes from every subject, for a shutdown: from then on the
-// other replicas take the requests. Runs already started go on.
+// stop unsubscribes, for a shutdown: from then on the other replicas take
+// the requests. Runs already started go on.
 func (t *triggerServer) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true
-	for name, sub := range t.subs {
-		t.unsubscribe(name, sub)
+	if t.sub == nil {
+		return
 	}
+	if err := t.sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		t.log.Warn().Err(err).Msg("cannot stop taking trigger requests")
+	}
+	t.sub = nil
 }
 
-// handle answers one request for job name. NATS calls it serially per
-// subscription, so two requests for one job on one replica do not race.
+// dispatch hands a request to a goroutine serving its job (counted in runs,
+// which the daemon waits for), or refuses it for a job this replica does
+// not take. NATS calls it serially, so it must not block.
+func (t *triggerServer) dispatch(m *nats.Msg) {
+	name := strings.TrimPrefix(m.Subject, t.prefix)
+	t.mu.Lock()
+	switch {
+	case t.stopped:
+		t.mu.Unlock()
+		t.reply(m, name, TriggerReply{Status: TriggerRefused, Error: "replica shutting down"})
+		return
+	case !t.jobs[name]:
+		t.mu.Unlock()
+		t.reply(m, name, TriggerReply{Status: TriggerRefused, Error: errNotTaken.Error()})
+		return
+	}
+	turn := t.serving[name]
+	if turn == nil {
+		turn = &jobTurn{}
+		t.serving[name] = turn
+	}
+	turn.waiters++
+	t.runs.Add(1) // under t.mu, before stop: the daemon's Wait follows stop
+	t.mu.Unlock()
+	go func() {
+		defer t.runs.Done()
+		turn.mu.Lock()
+		t.handle(m, name)
+		turn.mu.Unlock()
+		t.mu.Lock()
+		if turn.waiters--; turn.waiters == 0 {
+			delete(t.serving, name)
+		}
+		t.mu.Unlock()
+	}()
+}
+
+// errNotTaken is the refusal of a request for a job this replica does not
+// take: the client asks again, and another replica may take it.
+var errNotTaken = errors.New("this replica does not have the job configured, or its configuration suspends it")
+
+// handle answers one request for job name; dispatch runs one at a time
+// per job on a replica, so two requests for one job do not race.
 func (t *triggerServer) handle(m *nats.Msg, name string) {
 	var req TriggerRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
