@@ -56,15 +56,23 @@ type decoder struct {
 	// fromFile holds the secret keys whose value was read from their _file
 	// key's file (see readSecretFiles); nil until one is.
 	fromFile map[string]bool
+	// stream decodes the jobs list while the file is tokenized; nil when
+	// the file is decoded whole.
+	stream *jobStream
+	// whole turns the stream off (see decodeWhole); chunkSize is the
+	// stream's jobsChunk, smaller in tests.
+	whole     bool
+	chunkSize int
 }
 
 func newDecoder(file string, data []byte) *decoder {
 	return &decoder{
-		file:   file,
-		data:   data,
-		lines:  map[string]int{},
-		set:    map[string]bool{},
-		failed: map[string]bool{},
+		file:      file,
+		data:      data,
+		lines:     map[string]int{},
+		set:       map[string]bool{},
+		failed:    map[string]bool{},
+		chunkSize: jobsChunk,
 	}
 }
 
@@ -101,7 +109,13 @@ func (d *decoder) err() error {
 // when the file is not valid YAML; other problems are recorded and a
 // partially decoded Config is returned for validation.
 func (d *decoder) decode() *Config {
-	file, err := parse(d.file, d.data)
+	if !d.whole {
+		d.stream = newJobStream(d, d.chunkSize)
+	}
+	file, err := parse(d.file, d.data, d.stream)
+	if !d.stream.usable() || d.stream.active() && err != nil {
+		return d.decodeWhole()
+	}
 	var limit *FieldError
 	switch {
 	case errors.As(err, &limit): // too large or too deep: nothing was parsed
@@ -133,16 +147,27 @@ func (d *decoder) decode() *Config {
 			d.problem(line(body), "", "the file must be a mapping of keys (nats, lock, ..., jobs), got %s", kind(body))
 		}
 	}
+	if d.stream.streamed() && !d.stream.consumed {
+		return d.decodeWhole()
+	}
 	if !d.set["http"] {
 		cfg.HTTP.Listen = DefaultHTTPListen
 	}
 	return &cfg
 }
 
+// decodeWhole starts over and decodes the file without the job stream: for
+// the files the stream does not take as they are (see jobstream.go).
+func (d *decoder) decodeWhole() *Config {
+	*d = *newDecoder(d.file, d.data)
+	d.whole = true
+	return d.decode()
+}
+
 // parse runs goccy's parser, turning a panic in it into an error: no input
 // may crash the caller. A file over MaxFileSize or MaxDepth is refused with
 // a *FieldError before the parser sees it.
-func parse(file string, data []byte) (f *ast.File, err error) {
+func parse(file string, data []byte, stream *jobStream) (f *ast.File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, errors.New("the YAML parser failed on this input")
@@ -151,9 +176,18 @@ func parse(file string, data []byte) (f *ast.File, err error) {
 	if err := checkSize(file, data); err != nil {
 		return nil, err
 	}
-	tokens, err := tokenize(file, string(data))
-	if err != nil {
-		return nil, err
+	var tokens token.Tokens
+	if stream != nil {
+		if err := tokenize(file, string(data), jobCuts(data, stream.chunkSize), stream); err != nil {
+			return nil, err
+		}
+		tokens = stream.end()
+	} else {
+		all := &tokenList{}
+		if err := tokenize(file, string(data), nil, all); err != nil {
+			return nil, err
+		}
+		tokens = all.tokens
 	}
 	// Duplicate keys are reported by the decoder, with their field path,
 	// all at once.
@@ -497,24 +531,34 @@ func (d *decoder) stringMap(n ast.Node, path string, v reflect.Value) {
 // jobs decodes the list of jobs into v (a []Job). Each job starts from the
 // job defaults and records its line.
 func (d *decoder) jobs(n ast.Node, path string, v reflect.Value) {
+	if d.stream != nil && d.stream.take(n, path) {
+		v.Set(reflect.ValueOf(d.stream.jobs))
+		return
+	}
 	seq, ok := n.(*ast.SequenceNode)
 	if !ok {
 		d.typeError(n, path, "a list of jobs")
 		return
 	}
 	out := make([]Job, 0, len(seq.Values))
-	for i, el := range seq.Values {
-		p := path + "[" + strconv.Itoa(i) + "]"
-		j := Job{Grace: DefaultJobGrace, Line: entryLine(seq, i)}
-		d.lines[p] = j.Line
-		if el == nil || isNull(el) {
-			d.problem(j.Line, p, "empty job; expected a mapping with name, schedule and command or shell")
-		} else {
-			d.value(el, p, reflect.ValueOf(&j).Elem())
-		}
-		out = append(out, j)
+	for i := range seq.Values {
+		out = append(out, d.job(seq, i, path, i))
 	}
 	v.Set(reflect.ValueOf(out))
+}
+
+// job decodes the i-th entry of seq as the job at index of the list at
+// path.
+func (d *decoder) job(seq *ast.SequenceNode, i int, path string, index int) Job {
+	p := path + "[" + strconv.Itoa(index) + "]"
+	j := Job{Grace: DefaultJobGrace, Line: entryLine(seq, i)}
+	d.lines[p] = j.Line
+	if el := seq.Values[i]; el == nil || isNull(el) {
+		d.problem(j.Line, p, "empty job; expected a mapping with name, schedule and command or shell")
+	} else {
+		d.value(el, p, reflect.ValueOf(&j).Elem())
+	}
+	return j
 }
 
 // typeError records that n is not of the wanted YAML type.
