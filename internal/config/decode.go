@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -66,11 +67,14 @@ type decoder struct {
 }
 
 func newDecoder(file string, data []byte) *decoder {
+	// About one key a line: sized once, the maps of a large file are not
+	// rehashed as they grow.
+	keys := bytes.Count(data, []byte{'\n'})
 	return &decoder{
 		file:      file,
 		data:      data,
-		lines:     map[string]int{},
-		set:       map[string]bool{},
+		lines:     make(map[string]int, keys),
+		set:       make(map[string]bool, keys),
 		failed:    map[string]bool{},
 		chunkSize: jobsChunk,
 	}

@@ -14,8 +14,10 @@ import (
 
 // MaxFileSize caps the configuration file: a larger one is rejected before
 // it is parsed. The YAML parser needs about a hundred times a file's size in
-// memory (the 100,000-job file of 6.2 MB takes some 700 MB), so a runaway
-// file must not reach it; 64 MiB is ten times that largest known
+// memory for what it parses at once (the 100,000-job file of 6.2 MB took
+// some 700 MB when parsed whole; its jobs list is now parsed a chunk at a
+// time, see jobstream.go, but an unusual list is still parsed whole), so a
+// runaway file must not reach it; 64 MiB is ten times that largest known
 // configuration.
 const MaxFileSize = 64 << 20
 
