@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -37,7 +38,10 @@ func (c *cli) validate(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w := c.stdout
+	// Buffered: a file of 100,000 jobs prints 700,000 lines, a write each
+	// unbuffered.
+	w := bufio.NewWriter(c.stdout)
+	defer w.Flush()
 	fmt.Fprintf(w, "%s: valid, %d job(s)\n", cfg.Path, len(cfg.Jobs))
 	for _, j := range cfg.Jobs {
 		runs, err := app.NextRuns(j, start, 3)

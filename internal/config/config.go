@@ -415,7 +415,21 @@ func Load(path string) (*Config, error) {
 // On failure it returns a nil Config and an error joining (errors.Join) one
 // *FieldError per problem, sorted by line; errors.As finds the first.
 func Parse(filename string, data []byte) (*Config, error) {
-	d := newDecoder(filename, data)
+	cfg, err := parseWith(newDecoder(filename, data))
+	if testParseHook != nil {
+		testParseHook(filename, data, cfg, err)
+	}
+	return cfg, err
+}
+
+// testParseHook, set only by this package's tests, sees every result of
+// Parse: they check that the job stream gives what decoding the file whole
+// gives (jobstream_test.go).
+var testParseHook func(filename string, data []byte, cfg *Config, err error)
+
+// parseWith is Parse with the decoder d of the file.
+func parseWith(d *decoder) (*Config, error) {
+	filename := d.file
 	cfg := d.decode()
 	if cfg != nil {
 		d.readSecretFiles(cfg)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -55,15 +57,26 @@ type decoder struct {
 	// fromFile holds the secret keys whose value was read from their _file
 	// key's file (see readSecretFiles); nil until one is.
 	fromFile map[string]bool
+	// stream decodes the jobs list while the file is tokenized; nil when
+	// the file is decoded whole.
+	stream *jobStream
+	// whole turns the stream off (see decodeWhole); chunkSize is the
+	// stream's jobsChunk, smaller in tests.
+	whole     bool
+	chunkSize int
 }
 
 func newDecoder(file string, data []byte) *decoder {
+	// About one key a line: sized once, the maps of a large file are not
+	// rehashed as they grow.
+	keys := bytes.Count(data, []byte{'\n'})
 	return &decoder{
-		file:   file,
-		data:   data,
-		lines:  map[string]int{},
-		set:    map[string]bool{},
-		failed: map[string]bool{},
+		file:      file,
+		data:      data,
+		lines:     make(map[string]int, keys),
+		set:       make(map[string]bool, keys),
+		failed:    map[string]bool{},
+		chunkSize: jobsChunk,
 	}
 }
 
@@ -100,7 +113,13 @@ func (d *decoder) err() error {
 // when the file is not valid YAML; other problems are recorded and a
 // partially decoded Config is returned for validation.
 func (d *decoder) decode() *Config {
-	file, err := parse(d.file, d.data)
+	if !d.whole {
+		d.stream = newJobStream(d, d.chunkSize)
+	}
+	file, err := parse(d.file, d.data, d.stream)
+	if !d.stream.usable() || d.stream.active() && err != nil {
+		return d.decodeWhole()
+	}
 	var limit *FieldError
 	switch {
 	case errors.As(err, &limit): // too large or too deep: nothing was parsed
@@ -132,16 +151,27 @@ func (d *decoder) decode() *Config {
 			d.problem(line(body), "", "the file must be a mapping of keys (nats, lock, ..., jobs), got %s", kind(body))
 		}
 	}
+	if d.stream.streamed() && !d.stream.consumed {
+		return d.decodeWhole()
+	}
 	if !d.set["http"] {
 		cfg.HTTP.Listen = DefaultHTTPListen
 	}
 	return &cfg
 }
 
+// decodeWhole starts over and decodes the file without the job stream: for
+// the files the stream does not take as they are (see jobstream.go).
+func (d *decoder) decodeWhole() *Config {
+	*d = *newDecoder(d.file, d.data)
+	d.whole = true
+	return d.decode()
+}
+
 // parse runs goccy's parser, turning a panic in it into an error: no input
 // may crash the caller. A file over MaxFileSize or MaxDepth is refused with
 // a *FieldError before the parser sees it.
-func parse(file string, data []byte) (f *ast.File, err error) {
+func parse(file string, data []byte, stream *jobStream) (f *ast.File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, errors.New("the YAML parser failed on this input")
@@ -150,9 +180,18 @@ func parse(file string, data []byte) (f *ast.File, err error) {
 	if err := checkSize(file, data); err != nil {
 		return nil, err
 	}
-	tokens, err := tokenize(file, string(data))
-	if err != nil {
-		return nil, err
+	var tokens token.Tokens
+	if stream != nil {
+		if err := tokenize(file, string(data), jobCuts(data, stream.chunkSize), stream); err != nil {
+			return nil, err
+		}
+		tokens = stream.end()
+	} else {
+		all := &tokenList{}
+		if err := tokenize(file, string(data), nil, all); err != nil {
+			return nil, err
+		}
+		tokens = all.tokens
 	}
 	// Duplicate keys are reported by the decoder, with their field path,
 	// all at once.
@@ -269,6 +308,29 @@ func (d *decoder) value(n ast.Node, path string, v reflect.Value) {
 	}
 }
 
+// structFields is what structure needs of a struct type: the field index
+// path (reflect.Value.FieldByIndex) of each yaml key, and the keys in field
+// order for the "valid keys here" message.
+type structFields struct {
+	index map[string][]int
+	names []string
+}
+
+// fieldsByType caches fieldIndex per struct type (reflect.Type to
+// *structFields): a file of 100,000 jobs decodes the Job type 100,000 times,
+// and building its map each time cost a third of the parse.
+var fieldsByType sync.Map
+
+// fieldsOf returns the cached structFields of the struct type t.
+func fieldsOf(t reflect.Type) *structFields {
+	if f, ok := fieldsByType.Load(t); ok {
+		return f.(*structFields)
+	}
+	idx, names := fieldIndex(t)
+	f, _ := fieldsByType.LoadOrStore(t, &structFields{index: idx, names: names})
+	return f.(*structFields)
+}
+
 // fieldIndex maps the yaml tag names of a struct type to field index
 // paths (reflect.Value.FieldByIndex). The keys of an embedded struct tagged
 // `yaml:",inline"` are the struct's own.
@@ -303,11 +365,11 @@ func (d *decoder) structure(n ast.Node, path string, v reflect.Value) {
 		d.typeError(n, path, "a mapping")
 		return
 	}
-	fields, names := fieldIndex(v.Type())
+	fields := fieldsOf(v.Type())
 	d.entries(m, path, func(name, child string, keyLine int, val ast.Node) {
-		i, known := fields[name]
+		i, known := fields.index[name]
 		if !known {
-			d.problem(keyLine, child, "unknown key (valid keys here: %s)", strings.Join(names, ", "))
+			d.problem(keyLine, child, "unknown key (valid keys here: %s)", strings.Join(fields.names, ", "))
 			return
 		}
 		d.lines[child] = keyLine
@@ -473,24 +535,34 @@ func (d *decoder) stringMap(n ast.Node, path string, v reflect.Value) {
 // jobs decodes the list of jobs into v (a []Job). Each job starts from the
 // job defaults and records its line.
 func (d *decoder) jobs(n ast.Node, path string, v reflect.Value) {
+	if d.stream != nil && d.stream.take(n, path) {
+		v.Set(reflect.ValueOf(d.stream.jobs))
+		return
+	}
 	seq, ok := n.(*ast.SequenceNode)
 	if !ok {
 		d.typeError(n, path, "a list of jobs")
 		return
 	}
 	out := make([]Job, 0, len(seq.Values))
-	for i, el := range seq.Values {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		j := Job{Grace: DefaultJobGrace, Line: entryLine(seq, i)}
-		d.lines[p] = j.Line
-		if el == nil || isNull(el) {
-			d.problem(j.Line, p, "empty job; expected a mapping with name, schedule and command or shell")
-		} else {
-			d.value(el, p, reflect.ValueOf(&j).Elem())
-		}
-		out = append(out, j)
+	for i := range seq.Values {
+		out = append(out, d.job(seq, i, path, i))
 	}
 	v.Set(reflect.ValueOf(out))
+}
+
+// job decodes the i-th entry of seq as the job at index of the list at
+// path.
+func (d *decoder) job(seq *ast.SequenceNode, i int, path string, index int) Job {
+	p := path + "[" + strconv.Itoa(index) + "]"
+	j := Job{Grace: DefaultJobGrace, Line: entryLine(seq, i)}
+	d.lines[p] = j.Line
+	if el := seq.Values[i]; el == nil || isNull(el) {
+		d.problem(j.Line, p, "empty job; expected a mapping with name, schedule and command or shell")
+	} else {
+		d.value(el, p, reflect.ValueOf(&j).Elem())
+	}
+	return j
 }
 
 // typeError records that n is not of the wanted YAML type.
@@ -574,13 +646,25 @@ func isDigits(s string) bool {
 	return true
 }
 
-// simpleKey matches keys that can follow a '.' in a field path unquoted.
-var simpleKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// simpleKey reports whether key can follow a '.' in a field path unquoted:
+// it matches ^[A-Za-z0-9_-]+$.
+func simpleKey(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // join appends key to a field path: "a.b", or a["odd key"] when the key
 // would be ambiguous in a path.
 func join(path, key string) string {
-	if !simpleKey.MatchString(key) {
+	if !simpleKey(key) {
 		return path + "[" + quote(key) + "]"
 	}
 	if path == "" {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/scanner"
 	"github.com/goccy/go-yaml/token"
@@ -12,8 +14,10 @@ import (
 
 // MaxFileSize caps the configuration file: a larger one is rejected before
 // it is parsed. The YAML parser needs about a hundred times a file's size in
-// memory (the 100,000-job file of 6.2 MB takes some 700 MB), so a runaway
-// file must not reach it; 64 MiB is ten times that largest known
+// memory for what it parses at once (the 100,000-job file of 6.2 MB took
+// some 700 MB when parsed whole; its jobs list is now parsed a chunk at a
+// time, see jobstream.go, but an unusual list is still parsed whole), so a
+// runaway file must not reach it; 64 MiB is ten times that largest known
 // configuration.
 const MaxFileSize = 64 << 20
 
@@ -68,30 +72,87 @@ func tooLarge(file string) error {
 		err: ErrFileTooLarge}
 }
 
-// tokenize is goccy's lexer.Tokenize that also measures the nesting depth
-// as it goes and stops at the first token deeper than MaxDepth, returning
-// an error at that token's line. Measuring the lexer's own tokens, rather
-// than the raw text, means brackets inside quoted strings, block scalars
-// and comments are not counted, exactly as the parser sees them.
-func tokenize(file string, src string) (token.Tokens, error) {
-	var s scanner.Scanner
-	s.Init(src)
-	var tokens token.Tokens
+// tokenSink receives the tokens of the file in order, with the number of
+// flow collections open after each: a plain token list, or a jobStream.
+type tokenSink interface {
+	add(tk *token.Token, flow int)
+	// cut says the next token starts a new segment of the file (see
+	// tokenize), scanned by a scanner of its own.
+	cut()
+}
+
+// tokenList is the tokenSink that keeps every token.
+type tokenList struct{ tokens token.Tokens }
+
+func (l *tokenList) add(tk *token.Token, _ int) { l.tokens.Add(tk) }
+
+func (l *tokenList) cut() {}
+
+// tokenize runs goccy's scanner as lexer.Tokenize does, handing each token
+// to out, and also measures the nesting depth as it goes and stops at the
+// first token deeper than MaxDepth, returning an error at that token's
+// line. Measuring the lexer's own tokens, rather than the raw text, means
+// brackets inside quoted strings, block scalars and comments are not
+// counted, exactly as the parser sees them.
+//
+// The scanner returns all of a text's tokens at once, so cuts (increasing
+// byte offsets of line starts in src, see jobCuts) split src into segments
+// that are scanned one after the other, their tokens' positions moved to
+// where they are in src; out checks that each cut fell where the scanner
+// was between two entries of the jobs list (jobStream.cut).
+func tokenize(file string, src string, cuts []int, out tokenSink) error {
 	var depth depthMeter
+	var at segmentStart
+	for i := 0; i <= len(cuts); i++ {
+		end := len(src)
+		if i < len(cuts) {
+			end = cuts[i]
+		}
+		if i > 0 {
+			out.cut()
+		}
+		if err := tokenizeSegment(file, src[at.offset:end], at, &depth, out); err != nil {
+			return err
+		}
+		at = at.after(src[at.offset:end])
+	}
+	return nil
+}
+
+// segmentStart is where a segment starts in the file: its byte offset, and
+// the line and rune offset that its scanner's positions are moved by.
+type segmentStart struct{ offset, lines, runes int }
+
+func (a segmentStart) after(seg string) segmentStart {
+	return segmentStart{offset: a.offset + len(seg), lines: a.lines + strings.Count(seg, "\n"),
+		runes: a.runes + utf8.RuneCountInString(seg)}
+}
+
+// tokenizeSegment scans one segment of the file, starting at at.
+func tokenizeSegment(file, seg string, at segmentStart, depth *depthMeter, out tokenSink) error {
+	var s scanner.Scanner
+	s.Init(seg)
+	moved := map[*token.Position]bool{}
 	for {
 		sub, err := s.Scan()
 		if errors.Is(err, io.EOF) {
-			return tokens, nil
+			return nil
 		}
-		for _, tk := range sub {
+		for i, tk := range sub {
+			if p := tk.Position; p != nil && at.offset > 0 && !moved[p] {
+				p.Line += at.lines
+				p.Offset += at.runes
+				moved[p] = true
+			}
 			if !depth.add(tk) {
-				return nil, &FieldError{File: file, Line: tk.Position.Line,
+				return &FieldError{File: file, Line: tk.Position.Line,
 					Msg: fmt.Sprintf("%v (lists and mappings inside each other, or tags and anchors in a row); "+
 						"no configuration needs that many: write the value out flatter", ErrTooDeep),
 					err: ErrTooDeep}
 			}
+			out.add(tk, depth.flow)
+			sub[i] = nil // let the decoded entries' tokens go
 		}
-		tokens.Add(sub...)
 	}
 }
 
