@@ -42,6 +42,7 @@
 package config
 
 import (
+	"crypto/sha256"
 	"time"
 
 	// Job time zones are resolved here; embed the tz database so that
@@ -75,6 +76,11 @@ type Config struct {
 	Jobs []Job `yaml:"jobs"`
 	// Path is the file name given to Load or Parse. It is not a YAML key.
 	Path string `yaml:"-"`
+	// Digest is the SHA-256 of the bytes Parse decoded, so that a watcher
+	// can tell the file on disk is the one in effect without decoding it
+	// again (a second parse of a 100,000-job file costs seconds and
+	// hundreds of MB). It is not a YAML key.
+	Digest [sha256.Size]byte `yaml:"-"`
 
 	// Deployment names this deployment (its replicas and their one
 	// configuration) on a NATS account that others share: it becomes part
@@ -418,6 +424,9 @@ func Parse(filename string, data []byte) (*Config, error) {
 	cfg, err := parseWith(newDecoder(filename, data))
 	if testParseHook != nil {
 		testParseHook(filename, data, cfg, err)
+	}
+	if cfg != nil {
+		cfg.Digest = sha256.Sum256(data)
 	}
 	return cfg, err
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"crypto/sha256"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,6 +169,7 @@ func TestExampleDecodes(t *testing.T) {
 	for k := range cfg.Notify {
 		cfg.Notify[k].Line = 0
 	}
+	cfg.Digest = [sha256.Size]byte{} // of the bytes: not what this test checks
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("example:\n got %+v\nwant %+v", cfg, want)
 	}
