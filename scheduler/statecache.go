@@ -16,10 +16,19 @@ import (
 // then reads the key. The watch of the bucket (seen) drops an entry as
 // soon as another write of its key is delivered, which saves most of
 // those failed writes.
+//
+// It holds at most maxCachedStates states (each up to a job's whole run
+// history): a replica of 100,000 daily jobs gains nothing from keeping
+// what it wrote a day ago, and would pay hundreds of MB. Past the bound a
+// put drops another job's state, any one: a miss costs one read.
 type stateCache struct {
-	mu sync.Mutex
-	m  map[string]cachedState
+	mu     sync.Mutex
+	m      map[string]cachedState
+	states int // entries with a state (rev > 0)
 }
+
+// maxCachedStates bounds the states a stateCache keeps.
+const maxCachedStates = 4096
 
 type cachedState struct {
 	st  jobState
@@ -59,8 +68,34 @@ func (c *stateCache) put(name string, st jobState, rev uint64) {
 	if rev < e.seen || rev < e.rev {
 		return
 	}
+	if e.rev == 0 {
+		c.makeRoom(name)
+		c.states++
+	}
 	st.Runs = slices.Clone(st.Runs)
 	e.st, e.rev = st, rev
+	c.m[name] = e
+}
+
+// makeRoom drops the state of a job other than name while the cache holds
+// maxCachedStates of them. c.mu is held.
+func (c *stateCache) makeRoom(name string) {
+	for other, e := range c.m {
+		if c.states < maxCachedStates {
+			return
+		}
+		if other != name && e.rev != 0 {
+			c.forget(other, e)
+		}
+	}
+}
+
+// forget drops e's state, keeping what the watch has seen. c.mu is held.
+func (c *stateCache) forget(name string, e cachedState) {
+	if e.rev != 0 {
+		c.states--
+	}
+	e.st, e.rev = jobState{}, 0
 	c.m[name] = e
 }
 
@@ -71,9 +106,7 @@ func (c *stateCache) drop(name string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.m[name]
-	e.st, e.rev = jobState{}, 0
-	c.m[name] = e
+	c.forget(name, c.m[name])
 }
 
 // seen notes a write of the job's key delivered by the watch: a cached
@@ -90,7 +123,8 @@ func (c *stateCache) seen(name string, rev uint64) {
 	}
 	e.seen = rev
 	if e.rev < rev {
-		e.st, e.rev = jobState{}, 0
+		c.forget(name, e)
+		return
 	}
 	c.m[name] = e
 }
