@@ -48,7 +48,7 @@ func TestKilledRunAbandonedWithinLease(t *testing.T) {
 		t.Fatalf("notifications %v, want exactly one", got)
 	}
 	n := got[0]
-	if n["event"] != "failure" || n["status"] != scheduler.StatusAbandoned || n["owner"] != owner || n["token"] != float64(run.Token) {
+	if n["event"] != "failure" || n["status"] != string(scheduler.StatusAbandoned) || n["owner"] != owner || n["token"] != float64(run.Token) {
 		t.Errorf("notification %v: want event failure, status abandoned, owner %s, token %d", n, owner, run.Token)
 	}
 }

@@ -158,8 +158,8 @@ func TestSuspendResume(t *testing.T) {
 		t.Fatalf("tick ran %d times in the 3 s after suspend+1s", after-before)
 	}
 	// The ticks it did not start are recorded as skipped, with the reason.
-	if r := runsOf(t, e.status("tick"))[0]; r["status"] != scheduler.StatusSkipped ||
-		r["reason"] != scheduler.ReasonSuspended || r["ticks"].(float64) < 3 {
+	if r := runsOf(t, e.status("tick"))[0]; r["status"] != string(scheduler.StatusSkipped) ||
+		r["reason"] != string(scheduler.ReasonSuspended) || r["ticks"].(float64) < 3 {
 		t.Errorf("status --json: tick's newest entry while suspended = %v, want skipped, reason suspended, ticks >= 3", r)
 	} else if code, ok := r["exit_code"]; !ok || code != nil {
 		t.Errorf("status --json: a skipped entry (no process) has exit_code %v (present: %v), want null", code, ok)
@@ -241,7 +241,7 @@ func TestReplicasAndRunningStatus(t *testing.T) {
 	}
 
 	runs := runsOf(t, e.status("slow"))
-	if len(runs) == 0 || runs[0]["status"] != scheduler.StatusRunning {
+	if len(runs) == 0 || runs[0]["status"] != string(scheduler.StatusRunning) {
 		t.Fatalf("status --json: slow's newest run is not running: %v", runs)
 	}
 	for _, key := range []string{"end", "duration_seconds", "attempts", "exit_code", "output", "error"} {
@@ -281,7 +281,7 @@ func TestStatusShowsOutput(t *testing.T) {
 	if len(runs) != 1 {
 		t.Fatalf("status --json: boom has %d runs, want 1", len(runs))
 	}
-	if r := runs[0]; r["status"] != scheduler.StatusFailed || r["exit_code"] != 3.0 || r["output"] != "boom\n\033[2Jcleared\n" {
+	if r := runs[0]; r["status"] != string(scheduler.StatusFailed) || r["exit_code"] != 3.0 || r["output"] != "boom\n\033[2Jcleared\n" {
 		t.Errorf("status --json: boom's run = %v, want failed, exit_code 3, its output", r)
 	}
 	if r := runsOf(t, e.status("fine"))[0]; r["exit_code"] != 0.0 || r["output"] != "all is well\n" {

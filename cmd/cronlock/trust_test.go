@@ -289,7 +289,7 @@ func TestKilledHolderTicksAreLockHeld(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the missed notification", func() bool { return len(notes(t, dir)) > 0 })
 	for _, n := range notes(t, dir) {
-		if n["event"] != "missed" || n["reason"] != scheduler.ReasonLockHeld {
+		if n["event"] != "missed" || n["reason"] != string(scheduler.ReasonLockHeld) {
 			t.Errorf("notification %v: want missed, reason lock_held", n)
 		}
 	}
