@@ -123,8 +123,8 @@ func checkProduction(t *testing.T, cfg *config.Config) {
 // and the Kubernetes file.
 func sameButNATS(cfg *config.Config) string {
 	c := *cfg
-	c.NATS, c.Path = config.NATS{}, ""
-	c.HTTP.AdminTokenFile = "" // a Secret's mount, a file in /etc/cronlock
+	c.NATS, c.Path, c.Digest = config.NATS{}, "", [32]byte{} // Digest: of the bytes, which differ
+	c.HTTP.AdminTokenFile = ""                               // a Secret's mount, a file in /etc/cronlock
 	c.Jobs = slices.Clone(c.Jobs)
 	for i := range c.Jobs {
 		c.Jobs[i].Env, c.Jobs[i].Line = nil, 0
