@@ -30,17 +30,8 @@ func consumers(t *testing.T, s jetstream.Stream) int {
 // before it returns, then new ones; Stop deletes the consumer on the server.
 func TestFollow(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t, natstest.Options{})
-	nc, js := natstest.Connect(t, srv.ClientURL())
+	nc, kv, stream := newBucket(t, "b")
 	ctx := context.Background()
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := js.Stream(ctx, "KV_b")
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	// An empty stream: nothing to wait for.
 	start := time.Now()
@@ -92,4 +83,22 @@ func TestFollow(t *testing.T) {
 	if n := consumers(t, stream); n != 0 {
 		t.Errorf("%d consumers after Stop, want 0", n)
 	}
+}
+
+// newBucket starts a server and creates the KV bucket name on it: the
+// client connection, the bucket and its stream.
+func newBucket(t *testing.T, name string) (*nats.Conn, jetstream.KeyValue, jetstream.Stream) {
+	t.Helper()
+	srv := natstest.RunServer(t, natstest.Options{})
+	nc, js := natstest.Connect(t, srv.ClientURL())
+	ctx := context.Background()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, "KV_"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, kv, stream
 }

@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cronlock/cronlock/internal/follow"
-	"github.com/cronlock/cronlock/internal/natstest"
 )
 
 // seen records the last sequence delivered per subject, and when.
@@ -48,17 +46,8 @@ func (s *seen) wait(t *testing.T, subject string, seq uint64) time.Time {
 // and every write made while its consumer was gone once it has a new one.
 func TestPaced(t *testing.T) {
 	t.Parallel()
-	srv := natstest.RunServer(t, natstest.Options{})
-	nc, js := natstest.Connect(t, srv.ClientURL())
+	nc, kv, stream := newBucket(t, "p")
 	ctx := context.Background()
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "p"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := js.Stream(ctx, "KV_p")
-	if err != nil {
-		t.Fatal(err)
-	}
 	put := func(k string) uint64 {
 		rev, err := kv.PutString(ctx, k, "v")
 		if err != nil {
