@@ -25,9 +25,10 @@ import (
 func (d *Daemon) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", web.Handler(d.web, web.Options{
-		Tokens:  d.webTokens,
-		Metrics: d.metricsHandler(), // behind http.read_token; metrics_listen serves it without
-		Logger:  d.log.With().Str("component", "web").Logger(),
+		Tokens:   d.webTokens,
+		Metrics:  d.metricsHandler(), // behind http.read_token; metrics_listen serves it without
+		Refusals: d.http.refusals,
+		Logger:   d.log.With().Str("component", "web").Logger(),
 	}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

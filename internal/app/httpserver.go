@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/web"
 	"net"
 	"net/http"
 	"sync"
@@ -31,8 +32,10 @@ type httpListeners struct {
 	main, metrics net.Listener
 	conns         *connLimiter
 	tls           *tls.Config // nil: plain HTTP
-	// refusals logs the requests allowedHosts refuses, on both listeners.
-	refusals *rateLimitedLog
+	// refusals logs the requests refused on both listeners: by
+	// allowedHosts here and by the page's token checks, one line a minute
+	// per client in all.
+	refusals *web.RefusalLog
 }
 
 // listenHTTP binds the HTTP listeners of d.cfg, loads the certificate and
@@ -50,7 +53,7 @@ func (d *Daemon) listenHTTP() error {
 		}
 		d.http.tls = certs.config()
 	}
-	d.http.refusals = newRateLimitedLog(log, refusalLogInterval)
+	d.http.refusals = web.NewRefusalLog(log)
 	d.http.conns = newConnLimiter(httpConnectionLimit(h.MaxConnections, config.DefaultHTTPMaxConnections, log), log)
 	for _, c := range d.http.conns.collectors() {
 		if err := d.reg.Register(c); err != nil {

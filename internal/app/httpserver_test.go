@@ -135,7 +135,7 @@ jobs:
 	if _, body := do(metrics, "", "/metrics"); !strings.Contains(body, "cronlock_http_connections_max") {
 		t.Errorf("/metrics lacks cronlock_http_connections_max")
 	}
-	if n := strings.Count(logs.String(), "HTTP request refused"); n != 1 {
+	if n := strings.Count(logs.String(), `not in http.allowed_hosts`); n != 1 {
 		t.Errorf("%d log lines about refused hosts from one client, want 1:\n%s", n, logs)
 	}
 

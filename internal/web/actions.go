@@ -37,7 +37,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.authorized(r) {
-		s.refusals.refused(r, "action without the admin token")
+		s.refusals.Refused(r, "action without the admin token")
 		writeJSON(w, http.StatusForbidden, errorResponse{
 			Error: "forbidden: send the admin token as Authorization: Bearer <token>"})
 		return

@@ -39,6 +39,9 @@ type Options struct {
 	Tokens func() Tokens
 	// Metrics, when set, is served at GET /metrics behind the read token.
 	Metrics http.Handler
+	// Refusals, when set, logs the refused requests (shared with other
+	// checks in front of the handler); nil: a RefusalLog on Logger.
+	Refusals *RefusalLog
 	// Logger receives source and template errors, and the refused requests
 	// (see refusals.go). Zero value: discarded.
 	Logger zerolog.Logger
@@ -52,7 +55,7 @@ type server struct {
 	src      Source
 	opts     Options
 	tmpl     *template.Template
-	refusals *refusalLog
+	refusals *RefusalLog
 }
 
 // Handler returns the status page and the /api/ routes over src. Mount it at
@@ -63,7 +66,10 @@ func Handler(src Source, opts Options) http.Handler {
 		opts.Now = time.Now
 	}
 	s := &server{src: &watched{Source: src, log: opts.Logger}, opts: opts, tmpl: parseTemplates(),
-		refusals: newRefusalLog(opts.Logger, time.Now)}
+		refusals: opts.Refusals}
+	if s.refusals == nil {
+		s.refusals = NewRefusalLog(opts.Logger)
+	}
 	static, err := fs.Sub(assets, "assets/static")
 	if err != nil {
 		panic(err) // the embed directive guarantees the directory

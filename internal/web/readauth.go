@@ -76,7 +76,7 @@ func (s *server) readGuard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.refusals.refused(r, "read without the read token")
+		s.refusals.Refused(r, "read without the read token")
 		s.unauthorized(w, r, "")
 	})
 }
@@ -104,7 +104,7 @@ type loginData struct {
 // asked for. A cross-site POST is refused (403) before the token is looked at.
 func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
-		s.refusals.refused(r, "cross-site login")
+		s.refusals.Refused(r, "cross-site login")
 		writeJSON(w, http.StatusForbidden, errorResponse{Error: "forbidden: cross-site request"})
 		return
 	}
@@ -117,7 +117,7 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusSeeOther) // nothing to log in to
 		return
 	case !tokenIs(tok, t.Read) && !tokenIs(tok, t.Admin):
-		s.refusals.refused(r, "login with a wrong token")
+		s.refusals.Refused(r, "login with a wrong token")
 		w.Header().Set("WWW-Authenticate", `Bearer realm="cronlock"`)
 		s.render(w, http.StatusUnauthorized, "login.html", loginData{Next: next, Problem: wrongToken})
 		return

@@ -25,8 +25,10 @@ const maxRefusalClients = 1024
 // othersClient is the address of the shared line past maxRefusalClients.
 const othersClient = "others"
 
-// refusalLog rate-limits the refusal lines per client address.
-type refusalLog struct {
+// RefusalLog rate-limits the refusal lines per client address. One is
+// shared by every check that refuses requests (tokens here, the Host check
+// of the listener), so that a client gets one line a minute in all.
+type RefusalLog struct {
 	log zerolog.Logger
 	now func() time.Time
 
@@ -41,13 +43,16 @@ type refusals struct {
 	suppressed int
 }
 
-func newRefusalLog(log zerolog.Logger, now func() time.Time) *refusalLog {
-	return &refusalLog{log: log, now: now, clients: map[string]*refusals{}}
+// NewRefusalLog returns a RefusalLog writing to log.
+func NewRefusalLog(log zerolog.Logger) *RefusalLog { return newRefusalLog(log, time.Now) }
+
+func newRefusalLog(log zerolog.Logger, now func() time.Time) *RefusalLog {
+	return &RefusalLog{log: log, now: now, clients: map[string]*refusals{}}
 }
 
-// refused logs that r was refused for reason, unless its address had a
+// Refused logs that r was refused for reason, unless its address had a
 // line within refusalLogEvery, in which case it is counted for the next.
-func (l *refusalLog) refused(r *http.Request, reason string) {
+func (l *RefusalLog) Refused(r *http.Request, reason string) {
 	client := clientAddr(r)
 	now := l.now()
 	l.mu.Lock()
@@ -79,7 +84,7 @@ func (l *refusalLog) refused(r *http.Request, reason string) {
 
 // prune forgets the addresses whose last line is older than
 // refusalLogEvery: their next refusal is logged anyway. Call with l.mu held.
-func (l *refusalLog) prune(now time.Time) {
+func (l *RefusalLog) prune(now time.Time) {
 	for k, c := range l.clients {
 		if now.Sub(c.logged) >= refusalLogEvery {
 			delete(l.clients, k)

@@ -22,7 +22,7 @@ func TestRefusalLogLimits(t *testing.T) {
 	req := func(addr string) {
 		r := httptest.NewRequest("GET", "/api/jobs", nil)
 		r.RemoteAddr = addr
-		l.refused(r, "test")
+		l.Refused(r, "test")
 	}
 	for i := range 10 {
 		req(fmt.Sprintf("10.0.0.1:%d", 1000+i))
