@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cronlock/cronlock/internal/replicatest"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,11 +45,7 @@ jobs:
 	waitFor(t, 30*time.Second, "the daemon listed", func() bool { return len(listed()) == 1 })
 
 	dead := []string{"dead-1", "dead-2"}
-	announcements := map[string][]byte{}
-	for _, id := range dead {
-		announcements[id], _ = json.Marshal(scheduler.Replica{ID: id, Host: "gone", PID: 1, Started: time.Now(), Running: []string{}})
-	}
-	restarted := srv.KeepPastTTL(t, scheduler.DefaultReplicaBucket, announcements, scheduler.ReplicaTTL+500*time.Millisecond)
+	restarted := replicatest.KeepDead(t, srv, dead)
 
 	var seen time.Time
 	waitFor(t, 20*time.Second, "the daemon listed alone, seen since the restart", func() bool {

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"github.com/cronlock/cronlock/internal/replicatest"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,11 +27,7 @@ func TestReplicasPageLeavesOutDeadReplicas(t *testing.T) {
 	waitFor(t, 20*time.Second, base+"/readyz 200", func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
 
 	dead := []string{"dead-1", "dead-2"}
-	announcements := map[string][]byte{}
-	for _, id := range dead {
-		announcements[id], _ = json.Marshal(scheduler.Replica{ID: id, Host: "gone", PID: 1, Started: time.Now(), Running: []string{}})
-	}
-	restarted := srv.KeepPastTTL(t, scheduler.DefaultReplicaBucket, announcements, scheduler.ReplicaTTL+500*time.Millisecond)
+	restarted := replicatest.KeepDead(t, srv, dead)
 
 	var seen time.Time
 	waitFor(t, 20*time.Second, "/api/replicas to list replica-a alone, seen since the restart", func() bool {
