@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"context"
+	"github.com/nats-io/nats.go/jetstream"
 	"sync"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ func TestPaced(t *testing.T) {
 
 	// Hurried: at once (well within the interval).
 	done := p.Hurry()
-	time.Sleep(20 * time.Millisecond) // let the pull reach the server
+	awaitPull(t, stream)
 	written = time.Now()
 	at := s.wait(t, "$KV.p.h", put("h"))
 	done()
@@ -98,4 +99,24 @@ func TestPaced(t *testing.T) {
 	a := put("a")
 	s.wait(t, "$KV.p.b", put("b"))
 	s.wait(t, "$KV.p.a", a)
+}
+
+// awaitPull waits until a pull request of the stream's consumer waits on
+// the server, so that what is written next is delivered at once.
+func awaitPull(t *testing.T, stream jetstream.Stream) {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		names := stream.ConsumerNames(ctx)
+		for name := range names.Name() {
+			c, err := stream.Consumer(ctx, name)
+			if err != nil {
+				continue
+			}
+			if info, err := c.Info(ctx); err == nil && info.NumWaiting > 0 {
+				return
+			}
+		}
+	}
+	t.Fatal("no pull request reached the server within 5 s")
 }
