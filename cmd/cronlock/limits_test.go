@@ -57,11 +57,12 @@ func TestValidateHostileFiles(t *testing.T) {
 			}
 			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
 			t.Logf("%s: %v, max RSS %d MB", tc.name, took, rss>>20)
-			// The race detector's shadow memory and slowdown roughly
-			// double both.
+			// The race detector's shadow memory and slowdown multiply
+			// both (Go documents 5-10x memory, 2-20x time); the 100,000
+			// deep file measured 81 MB plain and 250 MB under -race.
 			maxTook, maxRSS := time.Second, int64(100<<20)
 			if raceEnabled {
-				maxTook, maxRSS = 3*time.Second, 250<<20
+				maxTook, maxRSS = 5*time.Second, 500<<20
 			}
 			if took > maxTook || rss > maxRSS {
 				t.Errorf("validate took %v and %d MB, want < %v and < %d MB", took, rss>>20, maxTook, maxRSS>>20)
