@@ -20,23 +20,24 @@ import (
 // the one that takes the job's lock and claims the tick in the shared
 // history first. Several replicas run the same jobs against the same NATS.
 type Scheduler struct {
-	acquire  acquireFunc
-	opts     Options
-	clock    clockwork.Clock
-	log      zerolog.Logger
-	history  *History
-	claims   *claims
-	registry *registry
-	offset   *offsetEstimate
-	slots    slots
-	due      dueTicks
-	deals    deals
-	inflight inflight
-	health   announceHealth
-	orphans  *orphans
-	timers   *timerQueue
-	gaps     gapCache
-	m        *metrics
+	acquire   acquireFunc
+	opts      Options
+	clock     clockwork.Clock
+	log       zerolog.Logger
+	history   *History
+	claims    *claims
+	registry  *registry
+	offset    *offsetEstimate
+	slots     slots
+	due       dueTicks
+	deals     deals
+	inflight  inflight
+	health    announceHealth
+	orphans   *orphans
+	timers    *timerQueue
+	gaps      gapCache
+	schedules scheduleCache
+	m         *metrics
 	// conflicts finds claims written under another definition of a job.
 	conflicts *conflicts
 
@@ -66,8 +67,10 @@ type entry struct {
 	next    time.Time
 	last    *Run
 	running int
-	outage  bool      // NATS failed at a tick: catch up once it answers
-	held    heldTicks // ticks at which the lock was found held, since the last claim
+	outage  bool // NATS failed at a tick: catch up once it answers
+	// held are the ticks at which the lock was found held since the last
+	// claim; nil for none (most jobs: a pointer saves 56 bytes a job).
+	held *heldTicks
 }
 
 func (e *entry) outageMarked() bool {
@@ -127,7 +130,7 @@ func (s *Scheduler) Add(j job.Job) error {
 	if err := checkDefinition(j); err != nil {
 		return err
 	}
-	sched, err := j.ParsedSchedule()
+	sched, err := s.schedules.parse(j)
 	if err != nil {
 		return err
 	}

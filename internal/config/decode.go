@@ -64,6 +64,26 @@ type decoder struct {
 	// stream's jobsChunk, smaller in tests.
 	whole     bool
 	chunkSize int
+	// zones holds the time zones loaded so far, by name: each job of a
+	// zone gets the same *time.Location (a few KB each), which lets the
+	// scheduler share their parsed schedules too.
+	zones map[string]*time.Location
+}
+
+// zone is time.LoadLocation(name), loaded once per file.
+func (d *decoder) zone(name string) (*time.Location, error) {
+	if loc, ok := d.zones[name]; ok {
+		return loc, nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	if d.zones == nil {
+		d.zones = map[string]*time.Location{}
+	}
+	d.zones[name] = loc
+	return loc, nil
 }
 
 func newDecoder(file string, data []byte) *decoder {

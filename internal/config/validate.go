@@ -230,7 +230,7 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 	// Time zone, then the schedule in it.
 	j.Location = time.UTC
 	if j.Timezone != "" {
-		loc, err := time.LoadLocation(j.Timezone)
+		loc, err := d.zone(j.Timezone)
 		if err != nil {
 			j.Location = nil
 			d.check(true, at("timezone"), nil, "unknown time zone %s; use an IANA name such as \"Europe/Berlin\", or \"UTC\"",
