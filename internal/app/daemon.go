@@ -269,8 +269,9 @@ func (d *Daemon) openScheduler(ctx context.Context) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	jobs := NewJobMaker(JobOptionsFor(cfg), d.log)
 	for _, cj := range d.cfg.Jobs {
-		if err := sched.Add(Job(cj, JobOptionsFor(cfg), d.log)); err != nil {
+		if err := sched.Add(jobs.Job(cj)); err != nil {
 			locker.Close() // not transient: start-up ends, so the registered metrics do not matter
 			return fmt.Errorf("%s:%d: job %q: %w", cfg.Path, cj.Line, cj.Name, err)
 		}

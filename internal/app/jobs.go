@@ -69,22 +69,30 @@ type JobOptions struct {
 // job. The shim also kills the command on its own at the run's lease
 // deadline (job.LeaseDeadline), should cronlock itself be frozen.
 func Job(cj config.Job, opts JobOptions, log zerolog.Logger) job.Job {
-	cmd := proc.Command{
-		Argv:  cj.Command,
-		Shell: cj.Shell,
-		Env:   cj.Env,
-		Dir:   cj.Dir,
-		Grace: cj.Grace.Duration(),
+	return NewJobMaker(opts, log).Job(cj)
+}
+
+// JobMaker makes the job.Job of configured jobs that share their
+// JobOptions and logger, as Job does; the jobs it makes share what their
+// runs have in common instead of holding a copy each.
+type JobMaker struct{ shared *runShared }
+
+// NewJobMaker returns a JobMaker for jobs run with opts, logging to log.
+func NewJobMaker(opts JobOptions, log zerolog.Logger) JobMaker {
+	return JobMaker{shared: &runShared{opts: opts, log: log, lostGrace: opts.Lease / 20}}
+}
+
+// Job is Job(cj, opts, log) for the maker's opts and log.
+func (m JobMaker) Job(cj config.Job) job.Job {
+	c := &commandJob{
+		name: cj.Name, argv: cj.Command, shell: cj.Shell, env: cj.Env, dir: cj.Dir, grace: cj.Grace.Duration(),
 		// The config applies its default itself, so "grace: 0s" means
 		// none: SIGKILL right after SIGTERM.
-		NoGrace:           cj.Grace == 0,
-		LogLinesPerSecond: opts.LogLinesPerSecond,
-		LogBytesPerSecond: opts.LogBytesPerSecond,
+		noGrace: cj.Grace == 0,
+		run:     m.shared,
 	}
-	lostGrace := opts.Lease / 20
-	name := cj.Name
 	return job.Job{
-		Name:             name,
+		Name:             cj.Name,
 		Schedule:         cj.Schedule,
 		Location:         cj.Location,
 		Timeout:          cj.Timeout.Duration(),
@@ -95,20 +103,47 @@ func Job(cj config.Job, opts JobOptions, log zerolog.Logger) job.Job {
 		Jitter:           cj.Jitter.Duration(),
 		Suspended:        cj.Suspended,
 		Definition:       DefinitionHash(cj),
-		Run: func(ctx context.Context) error {
-			info, _ := job.FromContext(ctx)
-			c := cmd
-			c.Logger = log.With().Str("job", name).Time("tick", info.Tick).
-				Uint64("token", info.Token).Int("attempt", info.Attempt).Logger()
-			c.Tail = proc.NewTail(opts.OutputTail)
-			c.Deadline = job.LeaseDeadline(ctx)
-			runCtx, release := stopOnLeaseLoss(ctx, lostGrace)
-			defer release()
-			err := c.Run(runCtx, RunEnv(name, info))
-			job.SetOutcome(ctx, job.Outcome{ExitCode: exitCode(err), Output: c.Tail.String()})
-			return err
-		},
+		Run:              c.Run,
 	}
+}
+
+// commandJob is what a configured job's Run needs, kept small: a replica
+// holds one per job (100,000 of them: 38 MB as a proc.Command and a
+// closure each), and builds the proc.Command and the run's logger per run.
+// Its slices and map are the configuration's own, which nothing modifies.
+type commandJob struct {
+	name, shell, dir string
+	argv             []string
+	env              map[string]string
+	grace            time.Duration
+	noGrace          bool
+	run              *runShared
+}
+
+// runShared is what the runs of a JobMaker's jobs have in common.
+type runShared struct {
+	opts      JobOptions
+	log       zerolog.Logger
+	lostGrace time.Duration // see Job
+}
+
+// Run runs the command once (job.Job.Run).
+func (c *commandJob) Run(ctx context.Context) error {
+	info, _ := job.FromContext(ctx)
+	cmd := proc.Command{
+		Argv: c.argv, Shell: c.shell, Env: c.env, Dir: c.dir, Grace: c.grace, NoGrace: c.noGrace,
+		LogLinesPerSecond: c.run.opts.LogLinesPerSecond,
+		LogBytesPerSecond: c.run.opts.LogBytesPerSecond,
+		Logger: c.run.log.With().Str("job", c.name).Time("tick", info.Tick).
+			Uint64("token", info.Token).Int("attempt", info.Attempt).Logger(),
+		Tail:     proc.NewTail(c.run.opts.OutputTail),
+		Deadline: job.LeaseDeadline(ctx),
+	}
+	runCtx, release := stopOnLeaseLoss(ctx, c.run.lostGrace)
+	defer release()
+	err := cmd.Run(runCtx, RunEnv(c.name, info))
+	job.SetOutcome(ctx, job.Outcome{ExitCode: exitCode(err), Output: cmd.Tail.String()})
+	return err
 }
 
 // stopOnLeaseLoss returns a context done when ctx is, whose cause, if ctx's

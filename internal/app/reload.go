@@ -120,12 +120,13 @@ func (d *Daemon) applyJobs(next *config.Config) jobChanges {
 	for _, j := range d.cfg.Jobs {
 		old[j.Name] = j
 	}
+	jobs := NewJobMaker(JobOptionsFor(d.cfg), d.log)
 	for _, j := range next.Jobs {
 		o, ok := old[j.Name]
 		delete(old, j.Name)
 		switch {
 		case !ok:
-			if err := d.sched.Add(Job(j, JobOptionsFor(d.cfg), d.log)); err != nil {
+			if err := d.sched.Add(jobs.Job(j)); err != nil {
 				c.errs = append(c.errs, fmt.Errorf("%s:%d: add job %q: %w", path, j.Line, j.Name, err))
 				continue
 			}
@@ -136,7 +137,7 @@ func (d *Daemon) applyJobs(next *config.Config) jobChanges {
 				c.inEffect = append(c.inEffect, o)
 				continue
 			}
-			if err := d.sched.Add(Job(j, JobOptionsFor(d.cfg), d.log)); err != nil {
+			if err := d.sched.Add(jobs.Job(j)); err != nil {
 				c.errs = append(c.errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
 				continue
 			}
