@@ -32,6 +32,9 @@ func (e *entry) noteHeld(tick time.Time, err error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.held == nil {
+		e.held = &heldTicks{}
+	}
 	if e.held.from.IsZero() || tick.Before(e.held.from) {
 		e.held.from = tick
 	}
@@ -49,14 +52,17 @@ func (e *entry) noteHeld(tick time.Time, err error) {
 func (e *entry) heldSince() heldTicks {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.held
+	if e.held == nil {
+		return heldTicks{}
+	}
+	return *e.held
 }
 
 // clearHeld forgets the held ticks up to a claimed tick.
 func (e *entry) clearHeld(claimed time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.held.through.After(claimed) {
-		e.held = heldTicks{}
+	if e.held != nil && !e.held.through.After(claimed) {
+		e.held = nil
 	}
 }
