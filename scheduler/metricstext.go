@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -42,30 +43,63 @@ func (f JobMetricFamily) WriteText(w io.Writer) error {
 // JobMetricFamilies are the scheduler's per-job families, in name order:
 // those that Options.StreamJobMetrics keeps off Options.Registerer (with
 // it false they are registered too, and these would repeat them).
+// The families of one call share one snapshot of the jobs, taken at the
+// first write: a scrape copies the job list once, not once a family.
 func (s *Scheduler) JobMetricFamilies() []JobMetricFamily {
+	snap := &jobSnapshot{s: s}
 	var out []JobMetricFamily
 	for _, f := range s.m.counters.families {
 		out = append(out, JobMetricFamily{Name: f.name, help: f.help, typ: "counter",
-			write: func(t *textFamily) { s.m.counters.writeText(t, f) }})
+			write: func(t *textFamily) { s.m.counters.writeText(t, f, snap.counted()) }})
 	}
 	for _, f := range s.m.jobs.families {
 		out = append(out, JobMetricFamily{Name: f.name, help: f.help, typ: "gauge",
-			write: func(t *textFamily) { s.m.jobs.writeText(t, f) }})
+			write: func(t *textFamily) { s.m.jobs.writeText(t, f, snap.registered()) }})
 	}
 	slices.SortFunc(out, func(a, b JobMetricFamily) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-// writeText writes f's series of every job, taken from a snapshot of the
-// jobs sorted by name, then those outside the known label values.
-func (c *jobCounters) writeText(t *textFamily, f *counterFamily) {
-	c.mu.RLock()
-	jobs := make([]namedCount, 0, len(c.jobs))
-	for name, jc := range c.jobs {
-		jobs = append(jobs, namedCount{name, jc})
-	}
-	c.mu.RUnlock()
-	slices.SortFunc(jobs, func(a, b namedCount) int { return strings.Compare(a.name, b.name) })
+// jobSnapshot is the jobs that one JobMetricFamilies call writes, each
+// list copied (under its lock, released before any write) and sorted by
+// name when a family first needs it.
+type jobSnapshot struct {
+	s                   *Scheduler
+	countsOnce, regOnce sync.Once
+	counts              []namedCount // every job that has counters
+	entries             []*entry     // the jobs registered now
+}
+
+type namedCount struct {
+	name string
+	jc   *jobCount
+}
+
+func (j *jobSnapshot) counted() []namedCount {
+	j.countsOnce.Do(func() {
+		c := j.s.m.counters
+		c.mu.RLock()
+		j.counts = make([]namedCount, 0, len(c.jobs))
+		for name, jc := range c.jobs {
+			j.counts = append(j.counts, namedCount{name, jc})
+		}
+		c.mu.RUnlock()
+		slices.SortFunc(j.counts, func(a, b namedCount) int { return strings.Compare(a.name, b.name) })
+	})
+	return j.counts
+}
+
+func (j *jobSnapshot) registered() []*entry {
+	j.regOnce.Do(func() {
+		j.entries = j.s.entries()
+		slices.SortFunc(j.entries, func(a, b *entry) int { return strings.Compare(a.job.Name, b.job.Name) })
+	})
+	return j.entries
+}
+
+// writeText writes f's series of the jobs, then those outside the known
+// label values.
+func (c *jobCounters) writeText(t *textFamily, f *counterFamily, jobs []namedCount) {
 	order := make([]int, len(f.values)) // the second label's values, sorted
 	for i := range order {
 		order[i] = i
@@ -82,16 +116,9 @@ func (c *jobCounters) writeText(t *textFamily, f *counterFamily) {
 	t.collected(f.other)
 }
 
-type namedCount struct {
-	name string
-	jc   *jobCount
-}
-
-// writeText writes f's series of the jobs registered now, sorted by name.
-func (g *jobGauges) writeText(t *textFamily, f *gaugeFamily) {
+// writeText writes f's series of the entries.
+func (g *jobGauges) writeText(t *textFamily, f *gaugeFamily, entries []*entry) {
 	now := g.s.now()
-	entries := g.s.entries()
-	slices.SortFunc(entries, func(a, b *entry) int { return strings.Compare(a.job.Name, b.job.Name) })
 	var lvs [3]string
 	for _, e := range entries {
 		extra, v, ok := f.sample(g.s, e, now)
