@@ -28,11 +28,13 @@ type jobCounters struct {
 // counterFamily is one metric of jobCounters: labelled by job, and by a
 // second label whose values are known up front when values is not nil.
 type counterFamily struct {
-	desc     *prometheus.Desc
-	values   []string // the second label's known values ([""] without one)
-	labelled bool     // it has a second label
-	offset   int      // of the family's block in jobCount.n
-	other    *prometheus.CounterVec
+	name, help string
+	labels     []string // "job" and the second label, if any
+	desc       *prometheus.Desc
+	values     []string // the second label's known values ([""] without one)
+	labelled   bool     // it has a second label
+	offset     int      // of the family's block in jobCount.n
+	other      *prometheus.CounterVec
 }
 
 // jobCount is one job's counters, every family's block in turn.
@@ -69,6 +71,7 @@ func newCounterFamily[V ~string](name, help, label string, values []V) *counterF
 		}
 	}
 	return &counterFamily{
+		name: name, help: help, labels: labels,
 		desc:     prometheus.NewDesc(name, help, labels, nil),
 		values:   strs,
 		labelled: label != "",

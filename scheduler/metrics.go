@@ -93,8 +93,11 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.counters, m.duration, m.skipped, m.acquire, m.running,
-		m.lastSuccess, m.lastFailure, m.clockOffset, m.jobs, m.live} {
+	cs := []prometheus.Collector{m.duration, m.skipped, m.acquire, m.running, m.lastSuccess, m.lastFailure, m.clockOffset, m.live}
+	if !s.opts.StreamJobMetrics { // else JobMetricFamilies writes them
+		cs = append(cs, m.counters, m.jobs)
+	}
+	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -122,48 +125,80 @@ func (m *metrics) leaseLost(name string) {
 
 // jobGauges are the gauges describing each registered job as the scheduler
 // sees it at the moment of the scrape; a removed job's series go with it.
+// Collect and the text exposition (metricstext.go) read the same samples.
 type jobGauges struct {
-	s                               *Scheduler
-	next, suspended, info, interval *prometheus.Desc
+	s        *Scheduler
+	families []*gaugeFamily
+}
+
+// gaugeFamily is one family of jobGauges. Its labels are "job" and, for
+// cronlock_job_info, two more, in name order (the order of the text
+// format's label pairs).
+type gaugeFamily struct {
+	name, help string
+	labels     []string
+	desc       *prometheus.Desc
+	// sample is the job's series at now: the values of the labels after
+	// "job", and the value; ok false when the job has none.
+	sample func(s *Scheduler, e *entry, now time.Time) (lvs [2]string, v float64, ok bool)
 }
 
 func newJobGauges(s *Scheduler) *jobGauges {
-	byJob := []string{"job"}
-	return &jobGauges{
-		s: s,
-		next: prometheus.NewDesc("cronlock_job_next_run_timestamp_seconds",
-			"Unix time of the job's next scheduled tick, by the scheduler's clock (the NATS server's); absent when the schedule has no further tick.", byJob, nil),
-		suspended: prometheus.NewDesc("cronlock_job_suspended",
-			"1 while the job is suspended (by its configuration, or by an operator from any replica, the page or the CLI), else 0.", byJob, nil),
-		info: prometheus.NewDesc("cronlock_job_info",
-			"Always 1; the labels give the job's schedule and time zone as configured.", []string{"job", "schedule", "timezone"}, nil),
-		interval: prometheus.NewDesc("cronlock_job_interval_seconds",
-			"The longest time between two consecutive ticks of the job's schedule (sampled over the coming week): the job's interval, for alerts such as no success for twice the interval.", byJob, nil),
+	g := &jobGauges{s: s, families: []*gaugeFamily{{
+		name: "cronlock_job_next_run_timestamp_seconds",
+		help: "Unix time of the job's next scheduled tick, by the scheduler's clock (the NATS server's); absent when the schedule has no further tick.",
+		sample: func(_ *Scheduler, e *entry, now time.Time) ([2]string, float64, bool) {
+			next := e.nextAfter(now)
+			return [2]string{}, float64(next.UnixMilli()) / 1e3, !next.IsZero()
+		},
+	}, {
+		name: "cronlock_job_suspended",
+		help: "1 while the job is suspended (by its configuration, or by an operator from any replica, the page or the CLI), else 0.",
+		sample: func(s *Scheduler, e *entry, _ time.Time) ([2]string, float64, bool) {
+			if s.suspended(e) {
+				return [2]string{}, 1, true
+			}
+			return [2]string{}, 0, true
+		},
+	}, {
+		name:   "cronlock_job_info",
+		help:   "Always 1; the labels give the job's schedule and time zone as configured.",
+		labels: []string{"job", "schedule", "timezone"},
+		sample: func(_ *Scheduler, e *entry, _ time.Time) ([2]string, float64, bool) {
+			return [2]string{e.job.Schedule, zoneName(e.job.Location)}, 1, true
+		},
+	}, {
+		name: "cronlock_job_interval_seconds",
+		help: "The longest time between two consecutive ticks of the job's schedule (sampled over the coming week): the job's interval, for alerts such as no success for twice the interval.",
+		sample: func(_ *Scheduler, e *entry, _ time.Time) ([2]string, float64, bool) {
+			return [2]string{}, e.interval.Seconds(), e.interval > 0
+		},
+	}}}
+	for _, f := range g.families {
+		if f.labels == nil {
+			f.labels = []string{"job"}
+		}
+		f.desc = prometheus.NewDesc(f.name, f.help, f.labels, nil)
 	}
+	return g
 }
 
 func (g *jobGauges) Describe(ch chan<- *prometheus.Desc) {
-	ch <- g.next
-	ch <- g.suspended
-	ch <- g.info
-	ch <- g.interval
+	for _, f := range g.families {
+		ch <- f.desc
+	}
 }
 
 func (g *jobGauges) Collect(ch chan<- prometheus.Metric) {
 	now := g.s.now()
 	for _, e := range g.s.entries() {
-		name := e.job.Name
-		if next := e.nextAfter(now); !next.IsZero() {
-			ch <- prometheus.MustNewConstMetric(g.next, prometheus.GaugeValue, float64(next.UnixMilli())/1e3, name)
-		}
-		suspended := 0.0
-		if g.s.suspended(e) {
-			suspended = 1
-		}
-		ch <- prometheus.MustNewConstMetric(g.suspended, prometheus.GaugeValue, suspended, name)
-		ch <- prometheus.MustNewConstMetric(g.info, prometheus.GaugeValue, 1, name, e.job.Schedule, zoneName(e.job.Location))
-		if e.interval > 0 {
-			ch <- prometheus.MustNewConstMetric(g.interval, prometheus.GaugeValue, e.interval.Seconds(), name)
+		for _, f := range g.families {
+			lvs, v, ok := f.sample(g.s, e, now)
+			if !ok {
+				continue
+			}
+			all := append([]string{e.job.Name}, lvs[:len(f.labels)-1]...)
+			ch <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, v, all...)
 		}
 	}
 }

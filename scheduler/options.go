@@ -49,6 +49,13 @@ type Options struct {
 	ShutdownNow bool
 	// Registerer receives the Prometheus metrics; nil: no metrics.
 	Registerer prometheus.Registerer
+	// StreamJobMetrics keeps the per-job families that exist for every
+	// job (Scheduler.JobMetricFamilies: ~18 series a job) off Registerer:
+	// the caller writes them with JobMetricFamily.WriteText after its
+	// gathered ones, so that a scrape of 100,000 jobs does not build 1.8
+	// million series in memory. Default false: they are registered like
+	// the others.
+	StreamJobMetrics bool
 	// HistorySize is the number of runs kept per job. Default 20.
 	HistorySize int
 	// HistoryBucket is the KV bucket with the shared per-job state (last

@@ -261,6 +261,7 @@ func (d *Daemon) openScheduler(ctx context.Context) error {
 	// scheduler.New registers its metrics last: a failed New leaves the
 	// registry as it was.
 	opts := SchedulerOptions(cfg, d.log, d.reg)
+	opts.StreamJobMetrics = true // metricsHandler writes them
 	opts.OnResult = func(r scheduler.Run) { d.notifier.Notify(r, r.Previous) }
 	sched, err := scheduler.New(ctx, d.conn.Load().JS, locker, opts)
 	if err != nil {

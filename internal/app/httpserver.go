@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/oklog/run"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cronlock/cronlock/internal/config"
 )
@@ -122,11 +121,6 @@ func orDefault(v, dflt config.Duration) time.Duration {
 		return dflt.Duration()
 	}
 	return v.Duration()
-}
-
-// metricsHandler serves the daemon's Prometheus registry.
-func (d *Daemon) metricsHandler() http.Handler {
-	return promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg})
 }
 
 // addHTTPActors adds to g a server for each bound listener. Each is closed
