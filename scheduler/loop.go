@@ -80,7 +80,7 @@ func (s *Scheduler) reschedule(e *entry) func() {
 		e.slot.rerunPending = false
 		return func() { s.rerunTick(e) }
 	case !tick.IsZero():
-		e.slot.at, e.slot.kind, e.slot.tick = at, kind, tick
+		e.slot.at, e.slot.kind, e.slot.tick = at.UnixNano(), kind, tick
 		q.push(e)
 	}
 	e.slot.busy = false
@@ -182,6 +182,7 @@ func (s *Scheduler) nextTick(e *entry, last time.Time) time.Time {
 	e.mu.Lock()
 	e.next = next
 	e.mu.Unlock()
+	s.due.note(next, e.job.Name)
 	return next
 }
 

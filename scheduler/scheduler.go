@@ -66,7 +66,7 @@ type entry struct {
 	mu      sync.Mutex
 	next    time.Time
 	last    *Run
-	running int
+	running int32
 	outage  bool // NATS failed at a tick: catch up once it answers
 	// held are the ticks at which the lock was found held since the last
 	// claim; nil for none (most jobs: a pointer saves 56 bytes a job).

@@ -35,12 +35,15 @@ const (
 
 // slot is an entry's place in the timer queue; guarded by timerQueue.mu.
 type slot struct {
-	index   int       // in the heap; -1 when not queued
-	at      time.Time // when to wake it, by the scheduler's clock
-	kind    wakeKind
+	index int // in the heap; -1 when not queued
+	// at is when to wake it, by the scheduler's clock, in Unix
+	// nanoseconds: a time.Time is 16 bytes more on each of 100,000 jobs,
+	// and only the order and the wait are needed.
+	at      int64
 	tick    time.Time // the tick it waits for
-	busy    bool      // a goroutine is working on it
-	stopped bool      // removed, or the scheduler is shutting down
+	kind    wakeKind
+	busy    bool // a goroutine is working on it
+	stopped bool // removed, or the scheduler is shutting down
 	// rerunPending: a rerun was offered while the job was busy (or not
 	// yet started); it is taken when the work in hand is done.
 	rerunPending bool
@@ -82,7 +85,7 @@ func (q *timerQueue) poke() {
 func (q *timerQueue) popDue(now time.Time) (due []*entry, wait time.Duration, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.items) > 0 && !q.items[0].slot.at.After(now) {
+	for len(q.items) > 0 && q.items[0].slot.at <= now.UnixNano() {
 		e := heap.Pop(&q.items).(*entry)
 		e.slot.busy = true
 		due = append(due, e)
@@ -90,14 +93,14 @@ func (q *timerQueue) popDue(now time.Time) (due []*entry, wait time.Duration, ok
 	if len(q.items) == 0 {
 		return due, 0, false
 	}
-	return due, q.items[0].slot.at.Sub(now), true
+	return due, time.Duration(q.items[0].slot.at - now.UnixNano()), true
 }
 
 // entryHeap implements heap.Interface over entries by slot.at.
 type entryHeap []*entry
 
 func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return h[i].slot.at.Before(h[j].slot.at) }
+func (h entryHeap) Less(i, j int) bool { return h[i].slot.at < h[j].slot.at }
 func (h entryHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].slot.index = i
