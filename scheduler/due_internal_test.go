@@ -29,3 +29,29 @@ func TestDueTicks(t *testing.T) {
 		t.Errorf("a tick %v old is still held: %v", 2*dueKept, got)
 	}
 }
+
+// TestTurnDelay: the first standbyRank replicas for a job try at once or a
+// spreadStep per rank (at once when late), the others only after
+// standbyWait, late or not, so that a saturated fleet of many replicas
+// does not make every one of them try every tick.
+func TestTurnDelay(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rank, busy int
+		late       bool
+		want       time.Duration
+	}{
+		{0, 0, false, 0},
+		{1, 0, false, spreadStep},
+		{2, 0, false, 2 * spreadStep},
+		{0, 100, false, maxBusySteps * busyStep},
+		{2, 3, true, 0},
+		{standbyRank, 0, false, standbyWait},
+		{standbyRank, 0, true, standbyWait},
+		{standbyRank + 2, 7, true, standbyWait + 2*spreadStep},
+	} {
+		if got := turnDelay(tc.rank, tc.late, tc.busy); got != tc.want {
+			t.Errorf("turnDelay(rank %d, late %v, busy %d) = %v, want %v", tc.rank, tc.late, tc.busy, got, tc.want)
+		}
+	}
+}

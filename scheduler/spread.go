@@ -29,6 +29,14 @@ const (
 	spreadStep      = 20 * time.Millisecond
 	busyStep        = 5 * time.Millisecond
 	maxBusySteps    = 10
+	// standbyRank: the replicas ranked this far down for a job or further
+	// are its standbys. They try only after standbyWait (then a
+	// spreadStep per rank), so that a tick costs the same few lock
+	// attempts whether 3 replicas run or 30, and a saturated fleet does
+	// not make every replica try at once; the tick starts standbyWait late
+	// only when its first standbyRank replicas are all gone or stuck.
+	standbyRank = 3
+	standbyWait = time.Second
 )
 
 // waitTurn waits for this replica's turn at the job's tick, then for a run
@@ -55,18 +63,28 @@ func (s *Scheduler) spreadDelay(e *entry, tick time.Time) time.Duration {
 		return 0
 	}
 	name := e.job.Name
-	fire := tick.Add(job.TickJitter(name, tick, e.job.Jitter))
-	if !tick.IsZero() && s.now().Sub(fire) > maxLateToSpread {
+	if tick.IsZero() {
+		return turnDelay(0, false, s.busy(tick))
+	}
+	late := s.now().Sub(tick.Add(job.TickJitter(name, tick, e.job.Jitter))) > maxLateToSpread
+	return turnDelay(s.rank(name, live, tick), late, s.busy(tick))
+}
+
+// turnDelay is the wait before trying a job's lock of a replica ranked
+// rank for it, late reaching the tick or not, with busy runs of earlier
+// ticks in progress.
+func turnDelay(rank int, late bool, busy int) time.Duration {
+	switch {
+	case rank >= standbyRank:
+		// A standby for the job: it tries only if none of the first
+		// standbyRank replicas claimed the tick by then, late or not.
+		return standbyWait + time.Duration(rank-standbyRank)*spreadStep
+	case late:
 		// This replica reaches the tick late: it is saturated, and so, most
 		// likely, are the others. Waiting would only add to the delay.
 		return 0
 	}
-	busy := min(s.busy(tick), maxBusySteps)
-	d := time.Duration(busy) * busyStep
-	if tick.IsZero() {
-		return d
-	}
-	return d + time.Duration(s.rank(name, live, tick))*spreadStep
+	return time.Duration(min(busy, maxBusySteps))*busyStep + time.Duration(rank)*spreadStep
 }
 
 // rank is self's place among the live replicas for the job at tick: 0 for
