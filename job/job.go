@@ -102,6 +102,23 @@ func (j Job) ParsedSchedule() (Schedule, error) {
 // schedule's ShortestInterval). A bad name is
 // reported by ValidateName's error, which names it.
 func (j Job) Validate() error {
+	s, err := j.ParsedSchedule()
+	return j.validate(s, err)
+}
+
+// ValidateParsed is Validate for a job whose schedule was parsed already:
+// s is what j.ParsedSchedule returned (a Schedule is immutable, so one
+// parse can serve the jobs that share a spec and location). It saves the
+// parse, most of Validate's time.
+func (j Job) ValidateParsed(s Schedule) error {
+	if s == nil {
+		return j.Validate()
+	}
+	return j.validate(s, nil)
+}
+
+// validate is Validate with the schedule's parse, s or err, done.
+func (j Job) validate(s Schedule, err error) error {
 	var errs []error
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("job %s: "+format, append([]any{quote(j.Name)}, args...)...))
@@ -109,7 +126,6 @@ func (j Job) Validate() error {
 	if err := ValidateName(j.Name); err != nil {
 		errs = append(errs, err)
 	}
-	s, err := j.ParsedSchedule()
 	if err != nil {
 		s = nil
 		add("%w", err)

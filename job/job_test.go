@@ -60,6 +60,11 @@ func TestValidateErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
 		}
+		// ValidateParsed, given the parse (nil when it failed), says the same.
+		s, _ := j.ParsedSchedule()
+		if got := j.ValidateParsed(s); got == nil || got.Error() != err.Error() {
+			t.Errorf("ValidateParsed() = %v, want %v", got, err)
+		}
 	}
 }
 

@@ -124,14 +124,14 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 // to change a job, Remove it and Add the new version (a run in progress
 // finishes, and the lock keeps the new version from overlapping it).
 func (s *Scheduler) Add(j job.Job) error {
-	if err := j.Validate(); err != nil {
+	sched, err := s.schedules.parse(j)
+	if err != nil {
+		return j.Validate() // every problem, the schedule's included
+	}
+	if err := j.ValidateParsed(sched); err != nil {
 		return err
 	}
 	if err := checkDefinition(j); err != nil {
-		return err
-	}
-	sched, err := s.schedules.parse(j)
-	if err != nil {
 		return err
 	}
 	s.mu.Lock()

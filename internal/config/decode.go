@@ -17,6 +17,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 // Why not yaml.UnmarshalWithOptions(data, &cfg, yaml.Strict())? goccy's
@@ -68,6 +70,32 @@ type decoder struct {
 	// zone gets the same *time.Location (a few KB each), which lets the
 	// scheduler share their parsed schedules too.
 	zones map[string]*time.Location
+	// schedules holds the schedules parsed so far, by spec and zone: the
+	// jobs of a large file share a few thousand (a job.Schedule is
+	// immutable), and parsing each was a tenth of the file's time.
+	schedules map[scheduleKey]job.Schedule
+}
+
+type scheduleKey struct {
+	spec string
+	loc  *time.Location
+}
+
+// schedule is job.ParseSchedule(spec, loc), parsed once per file.
+func (d *decoder) schedule(spec string, loc *time.Location) (job.Schedule, error) {
+	k := scheduleKey{spec, loc}
+	if s, ok := d.schedules[k]; ok {
+		return s, nil
+	}
+	s, err := job.ParseSchedule(spec, loc)
+	if err != nil {
+		return nil, err
+	}
+	if d.schedules == nil {
+		d.schedules = map[scheduleKey]job.Schedule{}
+	}
+	d.schedules[k] = s
+	return s, nil
 }
 
 // zone is time.LoadLocation(name), loaded once per file.

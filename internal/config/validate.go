@@ -247,7 +247,7 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 		d.check(true, at("schedule"), nil, "must not be empty")
 	case j.Location != nil:
 		var err error
-		sched, err = job.ParseSchedule(j.Schedule, j.Location)
+		sched, err = d.schedule(j.Schedule, j.Location)
 		if err != nil {
 			sched = nil
 			d.check(true, at("schedule"), nil, "%v", err)
