@@ -52,6 +52,9 @@ type Daemon struct {
 	sched   *scheduler.Scheduler // set by openScheduler, under mu
 	reg     *prometheus.Registry
 	reloads *reloadMetrics
+	// reloading serializes Reload, which parses the file without mu: the
+	// reloads apply in the order they read the file.
+	reloading sync.Mutex
 	// notifier sends the notifications of the results this replica
 	// records (scheduler.Options.OnResult).
 	notifier *notify.Notifier

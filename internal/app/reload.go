@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 	"slices"
 
 	"github.com/rs/zerolog"
@@ -23,11 +24,22 @@ import (
 //
 // Reload returns the error it logged, for tests; SIGHUP calls it.
 func (d *Daemon) Reload() error {
+	// The file is parsed without d.mu (100,000 jobs take seconds), so the
+	// page, /metrics and triggers go on meanwhile; reloads themselves run
+	// one at a time.
+	d.reloading.Lock()
+	defer d.reloading.Unlock()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	path := d.cfg.Path
+	d.mu.Unlock()
 	log := d.log.With().Str("config", path).Logger()
 	next, err := config.Load(path)
+	// A large file's parse leaves a peak behind (a 100,000-job file:
+	// hundreds of MB) that the runtime returns only slowly: give it back
+	// now, as after start-up.
+	defer debug.FreeOSMemory()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if err != nil {
 		d.reloads.record(err)
 		log.Error().Err(err).Msg("reload rejected: invalid configuration; the previous one keeps running")
@@ -112,47 +124,76 @@ type jobChanges struct {
 
 // applyJobs makes the scheduler's jobs those of next: adds the new ones,
 // replaces the changed ones, removes the others. A job it cannot change
-// stays as it was. Call with d.mu held and d.sched set.
+// stays as it was. Call with d.mu held and d.sched set. It touches only
+// the jobs that changed: at 100,000 jobs it indexes the jobs in effect by
+// name rather than copying them, and the jobs in effect are next's own
+// unless a change failed.
 func (d *Daemon) applyJobs(next *config.Config) jobChanges {
 	path := next.Path
 	var c jobChanges
-	old := make(map[string]config.Job, len(d.cfg.Jobs))
-	for _, j := range d.cfg.Jobs {
-		old[j.Name] = j
+	old := make(map[string]int, len(d.cfg.Jobs))
+	for i := range d.cfg.Jobs {
+		old[d.cfg.Jobs[i].Name] = i
 	}
+	// kept: jobs whose change failed and which stay as they were (the
+	// previous version, or nothing for a failed add).
+	kept := map[string]*config.Job{}
 	jobs := NewJobMaker(JobOptionsFor(d.cfg), d.log)
-	for _, j := range next.Jobs {
-		o, ok := old[j.Name]
+	for i := range next.Jobs {
+		j := &next.Jobs[i]
+		oi, ok := old[j.Name]
 		delete(old, j.Name)
 		switch {
 		case !ok:
-			if err := d.sched.Add(jobs.Job(j)); err != nil {
+			if err := d.sched.Add(jobs.Job(*j)); err != nil {
 				c.errs = append(c.errs, fmt.Errorf("%s:%d: add job %q: %w", path, j.Line, j.Name, err))
+				kept[j.Name] = nil
 				continue
 			}
 			c.added = append(c.added, j.Name)
-		case !sameJob(o, j):
+		case !sameJob(d.cfg.Jobs[oi], *j):
 			if err := d.sched.Remove(j.Name); err != nil {
 				c.errs = append(c.errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
-				c.inEffect = append(c.inEffect, o)
+				kept[j.Name] = &d.cfg.Jobs[oi]
 				continue
 			}
-			if err := d.sched.Add(jobs.Job(j)); err != nil {
+			if err := d.sched.Add(jobs.Job(*j)); err != nil {
 				c.errs = append(c.errs, fmt.Errorf("%s:%d: replace job %q: %w", path, j.Line, j.Name, err))
+				kept[j.Name] = nil
 				continue
 			}
 			c.changed = append(c.changed, j.Name)
 		}
-		c.inEffect = append(c.inEffect, j)
 	}
-	for name, o := range old {
+	var stay []config.Job // removals that failed
+	for name, oi := range old {
 		if err := d.sched.Remove(name); err != nil {
 			c.errs = append(c.errs, fmt.Errorf("remove job %q: %w", name, err))
-			c.inEffect = append(c.inEffect, o)
+			stay = append(stay, d.cfg.Jobs[oi])
 			continue
 		}
 		c.removed = append(c.removed, name)
 	}
 	slices.Sort(c.removed)
+	c.inEffect = inEffect(next.Jobs, kept, stay)
 	return c
+}
+
+// inEffect is next with the failed changes of applyJobs undone: a job in
+// kept is its previous version, or left out when nil; stay are appended.
+func inEffect(next []config.Job, kept map[string]*config.Job, stay []config.Job) []config.Job {
+	if len(kept) == 0 && len(stay) == 0 {
+		return next
+	}
+	out := make([]config.Job, 0, len(next)+len(stay))
+	for _, j := range next {
+		if k, ok := kept[j.Name]; ok {
+			if k != nil {
+				out = append(out, *k)
+			}
+			continue
+		}
+		out = append(out, j)
+	}
+	return append(out, stay...)
 }
