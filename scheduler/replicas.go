@@ -21,7 +21,7 @@ import (
 // server's clock: the replica was last heard from then).
 type Replica = registry.Replica
 
-// ReplicaTTL is how long an announcement lives without a refresh.
+// ReplicaTTL is how long an announcement lives without a refresh: 6 s.
 const ReplicaTTL = registry.TTL
 
 // ListReplicas returns the live replicas announced in bucket (default

@@ -8,7 +8,8 @@ import (
 )
 
 // TestAnnouncementFormat: the announcement is a stored format that
-// replicas of other releases read: its JSON is byte for byte this.
+// replicas of other releases read: its JSON is byte for byte this, and
+// its TTL 6 s.
 func TestAnnouncementFormat(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -22,6 +23,9 @@ func TestAnnouncementFormat(t *testing.T) {
 		`"clock_offset_seconds":0.25,"seen":"2026-06-01T12:00:00Z"}`
 	if string(data) != want {
 		t.Errorf("announcement\n%s\nwant\n%s", data, want)
+	}
+	if TTL != 6*time.Second { // replicas of other releases judge liveness by it too
+		t.Errorf("TTL %v, want 6s", TTL)
 	}
 }
 
