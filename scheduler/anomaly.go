@@ -148,6 +148,6 @@ func (s *Scheduler) serverNow() (time.Time, bool) {
 	if s.opts.LocalClock {
 		return s.now(), true
 	}
-	d, ok := s.offset.get()
+	d, ok := s.offset.Get()
 	return s.clock.Now().Add(d), ok && d > -maxOffset && d < maxOffset
 }

@@ -88,7 +88,7 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 		jobs: newJobGauges(s),
 		live: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "cronlock_live_replicas", Help: "Replicas this replica sees as live (announced within the replica TTL), itself included once announced.",
-		}, func() float64 { return float64(len(s.registry.live())) }),
+		}, func() float64 { return float64(len(s.registry.Live())) }),
 	}
 	if reg == nil {
 		return m, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/internal/registry"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 )
@@ -26,13 +27,13 @@ type Scheduler struct {
 	log       zerolog.Logger
 	history   *History
 	claims    *claims
-	registry  *registry
-	offset    *offsetEstimate
+	registry  *registry.Registry
+	offset    *registry.OffsetEstimate
 	slots     slots
 	due       dueTicks
 	deals     deals
 	inflight  inflight
-	health    announceHealth
+	health    registry.Health
 	orphans   *orphans
 	timers    *timerQueue
 	gaps      gapCache
@@ -97,18 +98,18 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 		return nil, err
 	}
 	h.cache = newStateCache()
-	rb, err := openReplicas(ctx, js, o.ReplicaBucket, o.HistoryReplicas)
+	rb, err := registry.Open(ctx, js, o.ReplicaBucket, o.HistoryReplicas)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("scheduler: %w", err)
 	}
-	var offset *offsetEstimate
+	var offset *registry.OffsetEstimate
 	if !o.LocalClock {
-		offset = &offsetEstimate{}
+		offset = &registry.OffsetEstimate{}
 	}
 	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Started: o.Clock.Now().UTC()}
 	s := &Scheduler{
 		acquire: acquireWith(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
-		registry: newRegistry(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
+		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
 		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(),
 	}
 	h.repairs = &repairs{now: s.serverNow, report: s.anomaly}
@@ -201,7 +202,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	<-ctx.Done()
 	s.shutdown()
 	announcer.Wait()
-	s.registry.leave()
+	s.registry.Leave()
 	s.claims.stop()
 	return nil
 }

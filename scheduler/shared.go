@@ -41,7 +41,7 @@ const announceEvery = ReplicaTTL / 3
 // announce keeps this replica's announcement fresh until ctx is done,
 // watching the others' (for the load spreading) and the clock offset.
 func (s *Scheduler) announce(ctx context.Context) {
-	if err := s.registry.watch(ctx); err != nil {
+	if err := s.registry.Watch(ctx); err != nil {
 		s.log.Warn().Err(err).Msg("cannot follow the replicas; every replica tries every tick at once")
 	}
 	t := time.NewTicker(announceEvery) // real time, whatever Options.Clock is
@@ -49,9 +49,9 @@ func (s *Scheduler) announce(ctx context.Context) {
 	warned := false
 	for {
 		actx, cancel := context.WithTimeout(ctx, announceEvery)
-		err := s.registry.announce(actx, s.runningJobs())
+		err := s.registry.Announce(actx, s.runningJobs())
 		if ctx.Err() == nil {
-			s.health.note(err, time.Now())
+			s.health.Note(err, time.Now())
 		}
 		if err != nil && ctx.Err() == nil {
 			s.log.Debug().Err(err).Msg("cannot announce this replica")
@@ -69,7 +69,7 @@ func (s *Scheduler) announce(ctx context.Context) {
 // reportOffset sets the clock offset gauge and warns once when the offset
 // goes over offsetWarn. It returns whether the warning stands.
 func (s *Scheduler) reportOffset(warned bool) bool {
-	d, ok := s.offset.get()
+	d, ok := s.offset.Get()
 	if !ok {
 		return warned
 	}
@@ -91,7 +91,7 @@ func (s *Scheduler) awaitClock(ctx context.Context) {
 	t := s.clock.NewTimer(clockWait)
 	defer t.Stop()
 	select {
-	case <-s.registry.sampled:
+	case <-s.registry.Sampled():
 	case <-t.Chan():
 		s.log.Warn().Msg("no estimate of the NATS server's clock yet; scheduling on this host's clock until there is one")
 	case <-ctx.Done():

@@ -58,7 +58,7 @@ func (s *Scheduler) waitTurn(ctx context.Context, e *entry, tick time.Time) erro
 // spreadDelay is this replica's wait before trying the job's lock at tick
 // (a zero tick: a rerun, which waits only for being busy).
 func (s *Scheduler) spreadDelay(e *entry, tick time.Time) time.Duration {
-	live := s.registry.live()
+	live := s.registry.Live()
 	if len(live) < 2 {
 		return 0
 	}
@@ -95,7 +95,7 @@ func turnDelay(rank int, late bool, busy int) time.Duration {
 func (s *Scheduler) rank(name string, live []string, tick time.Time) int {
 	d := s.deals.dealFor(tick, live, s.dueAt)
 	i, ok := d.pos[name]
-	me := slices.Index(d.reps, s.registry.id())
+	me := slices.Index(d.reps, s.registry.ID())
 	if !ok || me < 0 {
 		return 0
 	}

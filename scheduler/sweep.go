@@ -159,11 +159,11 @@ func (s *Scheduler) sweepLoop(ctx context.Context) {
 // (see above), maxSweeps at a time. A sweep that outlasts sweepEvery delays
 // the next (the ticker drops ticks).
 func (s *Scheduler) sweep() {
-	if !s.health.settled(time.Now()) {
+	if !s.health.Settled(time.Now()) {
 		return // its view of the others cannot be trusted yet
 	}
-	live := s.registry.live()
-	self := s.registry.id()
+	live := s.registry.Live()
+	self := s.registry.ID()
 	// A run of this replica's own id that it does not run now is an earlier
 	// process's (same id), or one whose result it gave up writing: the lock
 	// decides (see sweepJob).

@@ -19,9 +19,6 @@ const (
 	// costs more (the lock is then free only at the lease's end), so it is
 	// generous; the lock retries a release NATS did not take.
 	releaseTimeout = 5 * time.Second
-	// leaveTimeout bounds removing this replica's announcement at
-	// shutdown; without it the announcement ends at ReplicaTTL.
-	leaveTimeout = 2 * time.Second
 	// clockWait is how long Run waits for the first estimate of the NATS
 	// server's clock offset (a round trip of the announcement) before it
 	// schedules on this host's clock.
