@@ -219,11 +219,35 @@ func startFleet(t *testing.T, n int, extra string) ([]spreadRun, time.Time) {
 		ds = append(ds, startDaemon(t, dir, writeFile(t, dir, owner+".yaml", jobsConfig(url, owner, "*/10 * * * * *", out, n, extra))))
 	}
 	running(ds...)
+	// Each replica ranks the jobs among the replicas it sees: wait until
+	// all three have announced themselves, then take a tick after that.
+	waitFor(t, 20*time.Second, "three replicas announced", func() bool { return len(liveReplicas(t, url)) == 3 })
 	tick := nextTick(10*time.Second, time.Second) // a tick all three replicas see
 	at := tick.UTC().Format(time.RFC3339)
 	waitFor(t, 30*time.Second, fmt.Sprintf("%d runs of %s", n, at), func() bool { return len(spreadRuns(t, out, at)) >= n })
 	time.Sleep(500 * time.Millisecond) // a duplicate would end within this
 	return spreadRuns(t, out, at), tick
+}
+
+// liveReplicas lists the replicas announced in the default bucket.
+func liveReplicas(t *testing.T, url string) []scheduler.Replica {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	reps, err := scheduler.ListReplicas(ctx, js, "")
+	if err != nil {
+		return nil
+	}
+	return reps
 }
 
 // Capacity grows with replicas: 30 jobs of 3 s due at one tick on three
