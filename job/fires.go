@@ -10,8 +10,13 @@ package job
 // depend on when it is asked: "0 0 29 2 *" fires (every leap year) even
 // though Next, which looks about five years ahead, returns the zero time
 // when asked between 2096-02-29 and the end of 2098. Schedules of other
-// types, including "@every D", always fire.
+// types, including "@every D", always fire. Of a Job's ParsedSchedule: a
+// union of specs never fires when none of them does; excluded dates and
+// a StartAt/EndAt window do not change the answer.
 func NeverFires(s Schedule) bool {
+	if never, known := neverFiresCalendar(s); known {
+		return never
+	}
 	spec, ok := s.(*specSchedule)
 	if !ok {
 		return false
@@ -42,4 +47,25 @@ func (f *fields) someDate() bool {
 		}
 	}
 	return false
+}
+
+// neverFiresCalendar is NeverFires for the schedules built by
+// Job.ParsedSchedule: a union never fires when none of its parts does; the
+// excluded dates and the window keep their base's answer (a window in the
+// past is valid: the job has ended).
+func neverFiresCalendar(s Schedule) (never, known bool) {
+	switch s := s.(type) {
+	case unionSchedule:
+		for _, p := range s.parts {
+			if !NeverFires(p) {
+				return false, true
+			}
+		}
+		return true, true
+	case excludeSchedule:
+		return NeverFires(s.base), true
+	case windowSchedule:
+		return NeverFires(s.base), true
+	}
+	return false, false
 }

@@ -20,6 +20,19 @@ type Job struct {
 	// ("0 */5 * * * *"), descriptors (@hourly, @daily, @every 90s, ...), with
 	// an optional CRON_TZ=/TZ= prefix. See ParseSchedule.
 	Schedule string
+	// Schedules, instead of Schedule, is a list of cron specs (each as
+	// Schedule): the job ticks at their union, once at an instant several
+	// share. Exactly one of Schedule and Schedules is set; at most
+	// MaxSchedules specs.
+	Schedules []string
+	// ExcludeDates are days without ticks: wall-clock dates in Location
+	// (UTC if nil), whatever zone a CRON_TZ= prefix gives the specs. At most
+	// MaxExcludeDates.
+	ExcludeDates []Date
+	// StartAt and EndAt, when not zero, bound the ticks: none before
+	// StartAt or after EndAt (a tick at either instant is one). EndAt must
+	// be after StartAt. A job past its EndAt is valid: it has no next tick.
+	StartAt, EndAt time.Time
 	// Location is the zone in which Schedule's fields are read; nil means
 	// UTC. A CRON_TZ=/TZ= prefix in Schedule overrides it.
 	Location *time.Location
@@ -89,12 +102,6 @@ func (i Interrupt) String() string {
 	return fmt.Sprintf("Interrupt(%d)", int(i))
 }
 
-// ParsedSchedule parses the job's schedule in its location:
-// ParseSchedule(j.Schedule, j.Location).
-func (j Job) ParsedSchedule() (Schedule, error) {
-	return ParseSchedule(j.Schedule, j.Location)
-}
-
 // Validate reports every problem with j, joined (errors.Join), or nil. Each
 // error names the job and the field, e.g. `job "x": schedule "61 * * * *":
 // ...` or `job "x": timeout: must not be negative, got -1s`. Settings are
@@ -130,7 +137,7 @@ func (j Job) validate(s Schedule, err error) error {
 		s = nil
 		add("%w", err)
 	} else if NeverFires(s) {
-		add("schedule %s never fires: no calendar date matches its day and month fields", quote(j.Schedule))
+		add("schedule %s never fires: no calendar date matches its day and month fields", quote(j.Spec()))
 	}
 	if j.Run == nil {
 		add("run: must not be nil")

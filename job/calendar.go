@@ -1,0 +1,199 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Bounds of the calendar settings of a Job, checked by Validate: far above
+// what a real job needs, low enough that Next stays cheap.
+const (
+	// MaxSchedules bounds Job.Schedules: Next asks every spec.
+	MaxSchedules = 100
+	// MaxExcludeDates bounds Job.ExcludeDates: about 27 years of days.
+	MaxExcludeDates = 10_000
+)
+
+// unionSchedule ticks at every tick of any of its parts, once per instant.
+type unionSchedule struct {
+	parts []Schedule
+}
+
+// Next returns the earliest of the parts' next ticks; a tick that several
+// parts share is one tick.
+func (u unionSchedule) Next(t time.Time) time.Time {
+	var first time.Time
+	for _, p := range u.parts {
+		if n := p.Next(t); !n.IsZero() && (first.IsZero() || n.Before(first)) {
+			first = n
+		}
+	}
+	return first
+}
+
+// excludeSchedule is base without the ticks that fall on its excluded days
+// (wall-clock dates in loc).
+type excludeSchedule struct {
+	base     Schedule
+	loc      *time.Location
+	excluded map[int64]struct{} // day numbers, see Date.days
+}
+
+// Next skips an excluded day's ticks by asking base again from the end of
+// that day, so a day costs one call however many ticks it has. Each
+// iteration leaves a distinct excluded day behind, which bounds the loop.
+func (e excludeSchedule) Next(t time.Time) time.Time {
+	for range len(e.excluded) + 1 {
+		n := e.base.Next(t)
+		if n.IsZero() {
+			return n
+		}
+		w := n.In(e.loc)
+		y, m, d := w.Date()
+		if _, skip := e.excluded[daysFromCivil(int64(y), int64(m), int64(d))]; !skip {
+			return n
+		}
+		// The first instant of the next day; time.Date normalizes a
+		// midnight that a DST gap removed to the instant after the gap.
+		next := time.Date(y, m, d+1, 0, 0, 0, 0, e.loc)
+		if !next.After(n) {
+			next = n.Add(time.Second)
+		}
+		t = next.Add(-time.Nanosecond)
+	}
+	return time.Time{}
+}
+
+// windowSchedule is base limited to [start, end]; a zero bound is open.
+type windowSchedule struct {
+	base       Schedule
+	start, end time.Time
+}
+
+// Next returns base's next tick at or after start (a tick exactly at start
+// counts) and not after end; zero past end.
+func (w windowSchedule) Next(t time.Time) time.Time {
+	if !w.start.IsZero() && t.Before(w.start) {
+		t = w.start.Add(-time.Nanosecond)
+	}
+	n := w.base.Next(t)
+	if !w.end.IsZero() && n.After(w.end) {
+		return time.Time{}
+	}
+	return n
+}
+
+// specs returns the cron specs of j: Schedules, or Schedule alone.
+func (j Job) specs() []string {
+	if len(j.Schedules) > 0 {
+		return j.Schedules
+	}
+	return []string{j.Schedule}
+}
+
+// Spec returns the job's schedule for display: Schedule, or the specs of
+// Schedules joined with " | ".
+func (j Job) Spec() string {
+	if len(j.Schedules) > 0 {
+		return strings.Join(j.Schedules, " | ")
+	}
+	return j.Schedule
+}
+
+// ScheduleKey returns a canonical text of everything but the location that
+// decides j's ticks: two jobs with equal keys and locations have the same
+// ticks, so they may share one parsed Schedule. For a job that sets only
+// Schedule it is exactly Schedule.
+func (j Job) ScheduleKey() string {
+	if len(j.Schedules) == 0 && len(j.ExcludeDates) == 0 && j.StartAt.IsZero() && j.EndAt.IsZero() {
+		return j.Schedule
+	}
+	var b strings.Builder
+	b.WriteString(j.Schedule)
+	for _, s := range j.Schedules {
+		b.WriteString("\x00schedules=")
+		b.WriteString(s)
+	}
+	for _, d := range j.ExcludeDates {
+		b.WriteString("\x00exclude=")
+		b.WriteString(d.String())
+	}
+	for _, t := range []time.Time{j.StartAt, j.EndAt} {
+		b.WriteString("\x00")
+		if !t.IsZero() {
+			b.WriteString(t.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	return b.String()
+}
+
+// ParsedSchedule parses the job's schedule in its location: the union of
+// Schedules (or Schedule alone: then exactly ParseSchedule(j.Schedule,
+// j.Location)), without the ticks on ExcludeDates (read in j.Location, UTC
+// if nil) and outside [StartAt, EndAt].
+func (j Job) ParsedSchedule() (Schedule, error) {
+	if j.Schedule != "" && len(j.Schedules) > 0 {
+		return nil, errors.New("schedules: schedule and schedules are mutually exclusive; set only one")
+	}
+	if len(j.Schedules) > MaxSchedules {
+		return nil, fmt.Errorf("schedules: at most %d specs, got %d", MaxSchedules, len(j.Schedules))
+	}
+	var s Schedule
+	if len(j.Schedules) == 0 {
+		p, err := ParseSchedule(j.Schedule, j.Location)
+		if err != nil {
+			return nil, err
+		}
+		s = p
+	} else {
+		u := unionSchedule{parts: make([]Schedule, len(j.Schedules))}
+		for i, spec := range j.Schedules {
+			p, err := ParseSchedule(spec, j.Location)
+			if err != nil {
+				return nil, fmt.Errorf("schedules[%d]: %w", i, err)
+			}
+			u.parts[i] = p
+		}
+		s = u
+		if len(u.parts) == 1 {
+			s = u.parts[0]
+		}
+	}
+	return j.calendar(s)
+}
+
+// calendar wraps s, the parsed specs, in j's excluded dates and window.
+func (j Job) calendar(s Schedule) (Schedule, error) {
+	if len(j.ExcludeDates) > MaxExcludeDates {
+		return nil, fmt.Errorf("excludeDates: at most %d dates, got %d", MaxExcludeDates, len(j.ExcludeDates))
+	}
+	if len(j.ExcludeDates) > 0 {
+		e := excludeSchedule{base: s, loc: j.Location, excluded: make(map[int64]struct{}, len(j.ExcludeDates))}
+		if e.loc == nil {
+			e.loc = time.UTC
+		}
+		for i, d := range j.ExcludeDates {
+			if !d.Valid() {
+				return nil, fmt.Errorf("excludeDates[%d]: %s is not an existing date of the years 1 to 9999", i, d)
+			}
+			e.excluded[d.days()] = struct{}{}
+		}
+		s = e
+	}
+	if j.StartAt.IsZero() && j.EndAt.IsZero() {
+		return s, nil
+	}
+	if !j.StartAt.IsZero() && !j.EndAt.IsZero() && !j.EndAt.After(j.StartAt) {
+		return nil, fmt.Errorf("endAt: must be after startAt (%s), got %s",
+			j.StartAt.Format(time.RFC3339), j.EndAt.Format(time.RFC3339))
+	}
+	return windowSchedule{base: s, start: j.StartAt, end: j.EndAt}, nil
+}
+
+// Ended reports whether j's EndAt is set and before now: the job has no
+// more ticks.
+func (j Job) Ended(now time.Time) bool {
+	return !j.EndAt.IsZero() && j.EndAt.Before(now)
+}
