@@ -165,7 +165,7 @@ func newJobGauges(s *Scheduler) *jobGauges {
 		help:   "Always 1; the labels give the job's schedule and time zone as configured.",
 		labels: []string{"job", "schedule", "timezone"},
 		sample: func(_ *Scheduler, e *entry, _ time.Time) ([2]string, float64, bool) {
-			return [2]string{e.job.Schedule, zoneName(e.job.Location)}, 1, true
+			return [2]string{e.job.Spec(), zoneName(e.job.Location)}, 1, true
 		},
 	}, {
 		name: "cronlock_job_interval_seconds",
@@ -308,7 +308,7 @@ const (
 
 // longestGap is longestGap(sched, from) for the job's schedule, cached.
 func (c *gapCache) longestGap(j job.Job, sched job.Schedule, from time.Time) time.Duration {
-	key := j.Schedule + "\x00" + zoneName(j.Location)
+	key := j.ScheduleKey() + "\x00" + zoneName(j.Location)
 	c.mu.Lock()
 	s, ok := c.byKey[key]
 	c.mu.Unlock()

@@ -240,7 +240,9 @@ func (s *Scheduler) shutdown() {
 
 // Status is a job as this replica sees it.
 type Status struct {
-	Name     string
+	Name string
+	// Schedule is the job's job.Job.Spec: its spec, or its specs joined
+	// with " | ".
 	Schedule string
 	Location *time.Location
 	Next     time.Time // next tick; zero if the schedule has none
@@ -257,7 +259,7 @@ func (s *Scheduler) Jobs() []Status {
 	out := make([]Status, 0, len(entries))
 	for _, e := range entries {
 		e.mu.Lock()
-		st := Status{Name: e.job.Name, Schedule: e.job.Schedule, Location: e.job.Location, Next: e.next, Running: e.running > 0,
+		st := Status{Name: e.job.Name, Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
 			Suspended: e.job.Suspended || s.claims.suspended(e.job.Name)}
 		if e.last != nil {
 			r := *e.last

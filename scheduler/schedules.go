@@ -7,8 +7,9 @@ import (
 	"github.com/cronlock/cronlock/job"
 )
 
-// scheduleCache shares parsed schedules between the jobs of one spec in one
-// location: a replica holding 100,000 jobs kept 100,000 parsed copies of a
+// scheduleCache shares parsed schedules between the jobs of one
+// job.Job.ScheduleKey (the spec, or the specs with their excluded dates and
+// window) in one location: a replica holding 100,000 jobs kept 100,000 parsed copies of a
 // few thousand distinct specs (9 MB). job.Schedule values are immutable and
 // safe for concurrent use (its contract), so jobs can share one. The key is
 // the location's pointer, not its name: two locations of one name may
@@ -29,7 +30,7 @@ const scheduleCacheMax = 4096
 
 // parse is j.ParsedSchedule, shared with the jobs parsed before it.
 func (c *scheduleCache) parse(j job.Job) (job.Schedule, error) {
-	key := scheduleKey{spec: j.Schedule, loc: j.Location}
+	key := scheduleKey{spec: j.ScheduleKey(), loc: j.Location}
 	if key.loc == nil {
 		key.loc = time.UTC // ParseSchedule's default
 	}
