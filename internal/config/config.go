@@ -45,6 +45,8 @@ import (
 	"crypto/sha256"
 	"time"
 
+	"github.com/cronlock/cronlock/job"
+
 	// Job time zones are resolved here; embed the tz database so that
 	// time zone names work on hosts and containers without /usr/share/zoneinfo.
 	_ "time/tzdata"
@@ -297,10 +299,22 @@ type Job struct {
 	Name string `yaml:"name"`
 	// Schedule is a cron spec accepted by job.ParseSchedule (with Location).
 	Schedule string `yaml:"schedule"`
+	// Schedules, instead of Schedule, is a non-empty list of cron specs
+	// (each as Schedule): the job runs at their union, once at a time
+	// several share. At most job.MaxSchedules.
+	Schedules []string `yaml:"schedules"`
 	// Timezone is an IANA time zone name; empty means UTC, so that replicas
 	// on hosts with different local time zones agree on every tick. "Local"
 	// is accepted and means the host's zone.
 	Timezone string `yaml:"timezone"`
+	// ExcludeDates are days without ticks, "YYYY-MM-DD" in Timezone. At
+	// most job.MaxExcludeDates. Resolved in Excluded.
+	ExcludeDates []string `yaml:"exclude_dates"`
+	// StartAt and EndAt are RFC 3339 times: no tick before StartAt or after
+	// EndAt (a tick at either is one); EndAt is after StartAt. A job past
+	// its EndAt is valid and has no next tick. Resolved in Start and End.
+	StartAt string `yaml:"start_at"`
+	EndAt   string `yaml:"end_at"`
 	// Exactly one of Command and Shell is set. Command is an argv (non-empty,
 	// Command[0] non-empty) run without a shell; Shell is a non-empty shell
 	// command line.
@@ -347,6 +361,10 @@ type Job struct {
 
 	// Location is Timezone resolved; never nil in a validated Config.
 	Location *time.Location `yaml:"-"`
+	// Excluded, Start and End are ExcludeDates, StartAt and EndAt parsed
+	// (nil and zero times when absent).
+	Excluded   []job.Date `yaml:"-"`
+	Start, End time.Time  `yaml:"-"`
 	// Line is the 1-based line of the job's entry in the file.
 	Line int `yaml:"-"`
 }

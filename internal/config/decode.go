@@ -70,7 +70,9 @@ type decoder struct {
 	// zone gets the same *time.Location (a few KB each), which lets the
 	// scheduler share their parsed schedules too.
 	zones map[string]*time.Location
-	// schedules holds the schedules parsed so far, by spec and zone: the
+	// schedules holds the schedules parsed so far, by spec (or
+	// job.Job.ScheduleKey, see jobSchedule: a plain spec is its own key)
+	// and zone: the
 	// jobs of a large file share a few thousand (a job.Schedule is
 	// immutable), and parsing each was a tenth of the file's time.
 	schedules map[scheduleKey]job.Schedule

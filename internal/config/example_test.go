@@ -154,6 +154,14 @@ func TestExampleDecodes(t *testing.T) {
 				Command: []string{"sh", "-c", "cat >> reports-failures.jsonl; echo >> reports-failures.jsonl"},
 				On:      []string{"failure"},
 			}},
+		}, {
+			Name: "calendar", Schedules: []string{"*/20 * * * * *", "*/30 * * * * *"}, Timezone: "Europe/Berlin",
+			ExcludeDates: []string{"2026-12-25", "2027-01-01"},
+			StartAt:      "2026-01-01T00:00:00+01:00", EndAt: "2030-01-01T00:00:00+01:00",
+			Shell: "echo calendar tick $CRONLOCK_TICK", Grace: grace, Location: berlin,
+			Excluded: []job.Date{{Year: 2026, Month: 12, Day: 25}, {Year: 2027, Month: 1, Day: 1}},
+			Start:    time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600)),
+			End:      time.Date(2030, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600)),
 		}},
 		Path: examplePath,
 	}
@@ -178,7 +186,7 @@ func TestExampleDecodes(t *testing.T) {
 	// output quickly.
 	now := time.Date(2026, 3, 29, 0, 59, 58, 0, time.UTC)
 	for _, j := range cfg.Jobs {
-		s, err := job.ParseSchedule(j.Schedule, j.Location)
+		s, err := j.Timing().ParsedSchedule()
 		if err != nil {
 			t.Fatal(err)
 		}

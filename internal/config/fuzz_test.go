@@ -96,7 +96,7 @@ func checkValid(t *testing.T, cfg *Config) {
 		if j.Location == nil || j.Line < 1 {
 			fail("job %q: Location %v, Line %d", j.Name, j.Location, j.Line)
 		}
-		if _, err := job.ParseSchedule(j.Schedule, j.Location); err != nil {
+		if _, err := j.Timing().ParsedSchedule(); err != nil {
 			fail("job %q: %v", j.Name, err)
 		}
 		if (len(j.Command) > 0) == (j.Shell != "") || (len(j.Command) > 0 && j.Command[0] == "") ||

@@ -239,23 +239,7 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 			j.Location = loc
 		}
 	}
-	var sched job.Schedule
-	switch {
-	case !d.set[at("schedule")]:
-		d.check(true, at("schedule"), nil, "is required")
-	case strings.TrimSpace(j.Schedule) == "":
-		d.check(true, at("schedule"), nil, "must not be empty")
-	case j.Location != nil:
-		var err error
-		sched, err = d.schedule(j.Schedule, j.Location)
-		if err != nil {
-			sched = nil
-			d.check(true, at("schedule"), nil, "%v", err)
-		} else if job.NeverFires(sched) {
-			d.check(true, at("schedule"), nil, "job %s: schedule %s never fires: no calendar date matches its day and month fields",
-				quote(j.Name), quote(j.Schedule))
-		}
-	}
+	sched := d.validateSchedule(j, p)
 
 	d.validateCommand(j, p)
 	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
