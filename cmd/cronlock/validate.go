@@ -55,7 +55,7 @@ func (c *cli) validate(_ context.Context, args []string) error {
 		if len(runs) > 0 {
 			zone = runs[0].Location()
 		}
-		fmt.Fprintf(w, "  schedule: %s (%s)\n", j.Schedule, zone)
+		fmt.Fprintf(w, "  schedule: %s (%s)\n", j.Timing().Spec(), zone)
 		if j.Shell != "" {
 			fmt.Fprintf(w, "  shell:    %s\n", j.Shell)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"time"
 
 	"github.com/cronlock/cronlock/internal/config"
 )
@@ -25,16 +26,24 @@ type definition struct {
 	Schedule string            `json:"schedule"`
 	Timezone string            `json:"timezone,omitempty"`
 	Timeout  int64             `json:"timeout_ns,omitempty"`
+	// The calendar keys come last and are omitted when empty, so that a
+	// job without them keeps the hash it had before they existed.
+	Schedules    []string `json:"schedules,omitempty"`
+	ExcludeDates []string `json:"exclude_dates,omitempty"`
+	StartAt      string   `json:"start_at,omitempty"` // as resolved: RFC 3339 in UTC
+	EndAt        string   `json:"end_at,omitempty"`
 }
 
 // DefinitionHash is the job.Job.Definition of a file job: the first 16 hex
-// digits of the SHA-256 of its command or shell line, env, dir, schedule,
-// timezone and timeout. Two replicas with the same values for these get
+// digits of the SHA-256 of its command or shell line, env, dir, schedule
+// (or schedules, exclude_dates, start_at and end_at), timezone and
+// timeout. Two replicas with the same values for these get
 // the same hash whatever else differs; a changed env value changes it.
 func DefinitionHash(cj config.Job) string {
 	data, _ := json.Marshal(definition{ // strings, a map of strings and an int: always encodes
 		Command: cj.Command, Shell: cj.Shell, Env: cj.Env, Dir: cj.Dir,
 		Schedule: cj.Schedule, Timezone: cj.Timezone, Timeout: int64(cj.Timeout),
+		Schedules: cj.Schedules, ExcludeDates: dateStrings(cj), StartAt: instant(cj.Start), EndAt: instant(cj.End),
 	})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])[:definitionHashLength]
@@ -50,4 +59,25 @@ func OtherDefinition(cj config.Job, recorded string) string {
 		return ""
 	}
 	return recorded
+}
+
+// dateStrings returns the job's excluded dates as YYYY-MM-DD.
+func dateStrings(cj config.Job) []string {
+	if len(cj.Excluded) == 0 {
+		return nil
+	}
+	out := make([]string, len(cj.Excluded))
+	for i, d := range cj.Excluded {
+		out[i] = d.String()
+	}
+	return out
+}
+
+// instant returns t in RFC 3339 in UTC, "" for the zero time: two ways of
+// writing one instant are one definition.
+func instant(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cronlock/cronlock/internal/app"
 	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/job"
 )
 
 // The definition hash covers what runs and when, and nothing else.
@@ -29,14 +30,24 @@ func TestDefinitionHash(t *testing.T) {
 		"line":                 func(j *config.Job) { j.Line = 99 },
 	}
 	differ := map[string]func(*config.Job){
-		"command":  func(j *config.Job) { j.Command = []string{"report", "--some"} },
-		"argv cut": func(j *config.Job) { j.Command = []string{"report --all"} },
-		"shell":    func(j *config.Job) { j.Command, j.Shell = nil, "report --all" },
-		"env":      func(j *config.Job) { j.Env = map[string]string{"A": "1", "B": "3"} },
-		"dir":      func(j *config.Job) { j.Dir = "/tmp" },
-		"schedule": func(j *config.Job) { j.Schedule = "5 * * * *" },
-		"timezone": func(j *config.Job) { j.Timezone = "Europe/Berlin" },
-		"timeout":  func(j *config.Job) { j.Timeout = config.Duration(time.Hour) },
+		"command":   func(j *config.Job) { j.Command = []string{"report", "--some"} },
+		"argv cut":  func(j *config.Job) { j.Command = []string{"report --all"} },
+		"shell":     func(j *config.Job) { j.Command, j.Shell = nil, "report --all" },
+		"env":       func(j *config.Job) { j.Env = map[string]string{"A": "1", "B": "3"} },
+		"dir":       func(j *config.Job) { j.Dir = "/tmp" },
+		"schedule":  func(j *config.Job) { j.Schedule = "5 * * * *" },
+		"timezone":  func(j *config.Job) { j.Timezone = "Europe/Berlin" },
+		"timeout":   func(j *config.Job) { j.Timeout = config.Duration(time.Hour) },
+		"schedules": func(j *config.Job) { j.Schedule, j.Schedules = "", []string{"0 * * * *"} },
+		"exclude_dates": func(j *config.Job) {
+			j.ExcludeDates, j.Excluded = []string{"2026-12-25"}, []job.Date{{Year: 2026, Month: 12, Day: 25}}
+		},
+		"start_at": func(j *config.Job) {
+			j.StartAt, j.Start = "2026-01-01T00:00:00Z", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		},
+		"end_at": func(j *config.Job) {
+			j.EndAt, j.End = "2026-01-01T00:00:00Z", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		},
 	}
 	for name, change := range same {
 		j := base()
@@ -50,6 +61,25 @@ func TestDefinitionHash(t *testing.T) {
 		change(&j)
 		if got := app.DefinitionHash(j); got == h {
 			t.Errorf("%s left the hash as it was (%s)", name, h)
+		}
+	}
+}
+
+// TestDefinitionHashUnchanged pins the hashes of jobs without the calendar
+// keys to the values of the release before them (computed on main): a
+// rolling update must not see a definition conflict.
+func TestDefinitionHashUnchanged(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		job  config.Job
+		want string
+	}{
+		{config.Job{Name: "a", Schedule: "*/5 * * * *", Timezone: "Europe/Berlin", Command: []string{"echo", "hi"},
+			Env: map[string]string{"A": "1"}, Dir: "/tmp", Timeout: config.Duration(30 * time.Second)}, "d6ee41de012ad3ec"},
+		{config.Job{Name: "b", Schedule: "@hourly", Shell: "true"}, "2443cacfaee58203"},
+	} {
+		if got := app.DefinitionHash(c.job); got != c.want {
+			t.Errorf("%s: hash %s, want %s as before the calendar keys", c.job.Name, got, c.want)
 		}
 	}
 }

@@ -94,6 +94,10 @@ func (m JobMaker) Job(cj config.Job) job.Job {
 	return job.Job{
 		Name:             cj.Name,
 		Schedule:         cj.Schedule,
+		Schedules:        cj.Schedules,
+		ExcludeDates:     cj.Excluded,
+		StartAt:          cj.Start,
+		EndAt:            cj.End,
 		Location:         cj.Location,
 		Timeout:          cj.Timeout.Duration(),
 		Retries:          cj.Retries,
@@ -196,7 +200,7 @@ func RunEnv(name string, info job.RunInfo) []string {
 // job's location. It stops early if the schedule has no further tick within
 // the five years job.Schedule looks ahead.
 func NextRuns(cj config.Job, from time.Time, n int) ([]time.Time, error) {
-	s, err := job.ParseSchedule(cj.Schedule, cj.Location)
+	s, err := cj.Timing().ParsedSchedule()
 	if err != nil {
 		return nil, err
 	}

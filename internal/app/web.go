@@ -139,7 +139,7 @@ func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss sche
 	}
 	j := web.Job{
 		Name:      cj.Name,
-		Schedule:  cj.Schedule,
+		Schedule:  cj.Timing().Spec(),
 		Timezone:  cj.Location.String(),
 		Suspended: ss.Suspended || shared.Suspended != nil,
 	}
