@@ -29,18 +29,25 @@ func running(ds ...*daemon) {
 	}
 }
 
-// historyOf reads a job's runs (newest first) from the shared history.
-func historyOf(t *testing.T, url, job string) []scheduler.Run {
+// jetStreamAt connects to the server at url for the rest of the test.
+func jetStreamAt(t *testing.T, url string) jetstream.JetStream {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return js
+}
+
+// historyOf reads a job's runs (newest first) from the shared history.
+func historyOf(t *testing.T, url, job string) []scheduler.Run {
+	t.Helper()
+	js := jetStreamAt(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{})
@@ -232,15 +239,7 @@ func startFleet(t *testing.T, n int, extra string) ([]spreadRun, time.Time) {
 // liveReplicas lists the replicas announced in the default bucket.
 func liveReplicas(t *testing.T, url string) []scheduler.Replica {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := jetStreamAt(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	reps, err := scheduler.ListReplicas(ctx, js, "")
