@@ -83,21 +83,10 @@ type scheduleKey struct {
 	loc  *time.Location
 }
 
-// schedule is job.ParseSchedule(spec, loc), parsed once per file.
+// schedule is job.ParseSchedule(spec, loc), parsed once per file (a job
+// of that schedule alone: jobSchedule).
 func (d *decoder) schedule(spec string, loc *time.Location) (job.Schedule, error) {
-	k := scheduleKey{spec, loc}
-	if s, ok := d.schedules[k]; ok {
-		return s, nil
-	}
-	s, err := job.ParseSchedule(spec, loc)
-	if err != nil {
-		return nil, err
-	}
-	if d.schedules == nil {
-		d.schedules = map[scheduleKey]job.Schedule{}
-	}
-	d.schedules[k] = s
-	return s, nil
+	return d.jobSchedule(job.Job{Schedule: spec, Location: loc})
 }
 
 // zone is time.LoadLocation(name), loaded once per file.
