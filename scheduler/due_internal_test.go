@@ -30,10 +30,9 @@ func TestDueTicks(t *testing.T) {
 	}
 }
 
-// TestTurnDelay: the first standbyRank replicas for a job try at once or a
-// spreadStep per rank (at once when late), the others only after
-// standbyWait, late or not, so that a saturated fleet of many replicas
-// does not make every one of them try every tick.
+// TestTurnDelay: a replica tries a spreadStep per rank after the tick (and
+// a busyStep per busy run of an earlier tick, at most maxBusySteps), or at
+// once when it reaches the tick late.
 func TestTurnDelay(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -43,12 +42,10 @@ func TestTurnDelay(t *testing.T) {
 	}{
 		{0, 0, false, 0},
 		{1, 0, false, spreadStep},
-		{2, 0, false, 2 * spreadStep},
+		{4, 1, false, busyStep + 4*spreadStep},
 		{0, 100, false, maxBusySteps * busyStep},
 		{2, 3, true, 0},
-		{standbyRank, 0, false, standbyWait},
-		{standbyRank, 0, true, standbyWait},
-		{standbyRank + 2, 7, true, standbyWait + 2*spreadStep},
+		{7, 0, true, 0},
 	} {
 		if got := turnDelay(tc.rank, tc.late, tc.busy); got != tc.want {
 			t.Errorf("turnDelay(rank %d, late %v, busy %d) = %v, want %v", tc.rank, tc.late, tc.busy, got, tc.want)
