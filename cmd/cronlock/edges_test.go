@@ -250,7 +250,11 @@ func liveReplicas(t *testing.T, url string) []scheduler.Replica {
 }
 
 // Capacity grows with replicas: 30 jobs of 3 s due at one tick on three
-// replicas each run once, and no replica runs more than 14 of them.
+// replicas each run once, every replica runs some of them and none more
+// than 20. Idle, the split is 10/10/10; without spreading the fastest
+// replica takes 25-30. The bound is loose because spreading yields, by
+// design, to whichever replica is there: a replica starved of CPU for
+// more than a rank's 20 ms loses its share (5/7/18 in a loaded CI run).
 func TestSpreadOverReplicas(t *testing.T) {
 	t.Parallel()
 	runs, _ := startFleet(t, 30, "")
@@ -262,9 +266,9 @@ func TestSpreadOverReplicas(t *testing.T) {
 	if len(runs) != 30 || len(perJob) != 30 {
 		t.Fatalf("%d runs of %d jobs, want each of 30 jobs once: %v", len(runs), len(perJob), perJob)
 	}
-	for owner, n := range perOwner {
-		if n > 14 {
-			t.Errorf("replica %s ran %d of 30 jobs, want at most 14 (all: %v)", owner, n, perOwner)
+	for _, owner := range []string{"r1", "r2", "r3"} {
+		if n := perOwner[owner]; n < 3 || n > 20 {
+			t.Errorf("replica %s ran %d of 30 jobs, want 3 to 20 (all: %v)", owner, n, perOwner)
 		}
 	}
 	t.Logf("runs per replica: %v", perOwner)
