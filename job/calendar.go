@@ -10,11 +10,36 @@ import (
 // Bounds of the calendar settings of a Job, checked by Validate: far above
 // what a real job needs, low enough that Next stays cheap.
 const (
-	// MaxSchedules bounds Job.Schedules: Next asks every spec.
+	// MaxSchedules bounds Calendar.Schedules: Next asks every spec.
 	MaxSchedules = 100
-	// MaxExcludeDates bounds Job.ExcludeDates: about 27 years of days.
+	// MaxExcludeDates bounds Calendar.ExcludeDates: about 27 years of days.
 	MaxExcludeDates = 10_000
 )
+
+// Calendar is what a job's schedule says beyond one cron spec.
+type Calendar struct {
+	// Schedules, instead of Job.Schedule, is a list of cron specs (each as
+	// Schedule): the job ticks at their union, once at an instant several
+	// share. Exactly one of Job.Schedule and Schedules is set; at most
+	// MaxSchedules specs.
+	Schedules []string
+	// ExcludeDates are days without ticks: wall-clock dates in the job's
+	// Location (UTC if nil), whatever zone a CRON_TZ= prefix gives the
+	// specs. At most MaxExcludeDates.
+	ExcludeDates []Date
+	// StartAt and EndAt, when not zero, bound the ticks: none before
+	// StartAt or after EndAt (a tick at either instant is one). EndAt must
+	// be after StartAt. A job past its EndAt is valid: it has no next tick.
+	StartAt, EndAt time.Time
+}
+
+// cal is j's Calendar, the zero one when it has none.
+func (j Job) cal() Calendar {
+	if j.Calendar == nil {
+		return Calendar{}
+	}
+	return *j.Calendar
+}
 
 // unionSchedule ticks at every tick of any of its parts, once per instant.
 type unionSchedule struct {
@@ -87,8 +112,8 @@ func (w windowSchedule) Next(t time.Time) time.Time {
 
 // specs returns the cron specs of j: Schedules, or Schedule alone.
 func (j Job) specs() []string {
-	if len(j.Schedules) > 0 {
-		return j.Schedules
+	if len(j.cal().Schedules) > 0 {
+		return j.cal().Schedules
 	}
 	return []string{j.Schedule}
 }
@@ -96,8 +121,8 @@ func (j Job) specs() []string {
 // Spec returns the job's schedule for display: Schedule, or the specs of
 // Schedules joined with " | ".
 func (j Job) Spec() string {
-	if len(j.Schedules) > 0 {
-		return strings.Join(j.Schedules, " | ")
+	if len(j.cal().Schedules) > 0 {
+		return strings.Join(j.cal().Schedules, " | ")
 	}
 	return j.Schedule
 }
@@ -107,20 +132,20 @@ func (j Job) Spec() string {
 // ticks, so they may share one parsed Schedule. For a job that sets only
 // Schedule it is exactly Schedule.
 func (j Job) ScheduleKey() string {
-	if len(j.Schedules) == 0 && len(j.ExcludeDates) == 0 && j.StartAt.IsZero() && j.EndAt.IsZero() {
+	if len(j.cal().Schedules) == 0 && len(j.cal().ExcludeDates) == 0 && j.cal().StartAt.IsZero() && j.cal().EndAt.IsZero() {
 		return j.Schedule
 	}
 	var b strings.Builder
 	b.WriteString(j.Schedule)
-	for _, s := range j.Schedules {
+	for _, s := range j.cal().Schedules {
 		b.WriteString("\x00schedules=")
 		b.WriteString(s)
 	}
-	for _, d := range j.ExcludeDates {
+	for _, d := range j.cal().ExcludeDates {
 		b.WriteString("\x00exclude=")
 		b.WriteString(d.String())
 	}
-	for _, t := range []time.Time{j.StartAt, j.EndAt} {
+	for _, t := range []time.Time{j.cal().StartAt, j.cal().EndAt} {
 		b.WriteString("\x00")
 		if !t.IsZero() {
 			b.WriteString(t.UTC().Format(time.RFC3339Nano))
@@ -134,22 +159,22 @@ func (j Job) ScheduleKey() string {
 // j.Location)), without the ticks on ExcludeDates (read in j.Location, UTC
 // if nil) and outside [StartAt, EndAt].
 func (j Job) ParsedSchedule() (Schedule, error) {
-	if j.Schedule != "" && len(j.Schedules) > 0 {
+	if j.Schedule != "" && len(j.cal().Schedules) > 0 {
 		return nil, errors.New("schedules: schedule and schedules are mutually exclusive; set only one")
 	}
-	if len(j.Schedules) > MaxSchedules {
-		return nil, fmt.Errorf("schedules: at most %d specs, got %d", MaxSchedules, len(j.Schedules))
+	if len(j.cal().Schedules) > MaxSchedules {
+		return nil, fmt.Errorf("schedules: at most %d specs, got %d", MaxSchedules, len(j.cal().Schedules))
 	}
 	var s Schedule
-	if len(j.Schedules) == 0 {
+	if len(j.cal().Schedules) == 0 {
 		p, err := ParseSchedule(j.Schedule, j.Location)
 		if err != nil {
 			return nil, err
 		}
 		s = p
 	} else {
-		u := unionSchedule{parts: make([]Schedule, len(j.Schedules))}
-		for i, spec := range j.Schedules {
+		u := unionSchedule{parts: make([]Schedule, len(j.cal().Schedules))}
+		for i, spec := range j.cal().Schedules {
 			p, err := ParseSchedule(spec, j.Location)
 			if err != nil {
 				return nil, fmt.Errorf("schedules[%d]: %w", i, err)
@@ -166,15 +191,15 @@ func (j Job) ParsedSchedule() (Schedule, error) {
 
 // calendar wraps s, the parsed specs, in j's excluded dates and window.
 func (j Job) calendar(s Schedule) (Schedule, error) {
-	if len(j.ExcludeDates) > MaxExcludeDates {
-		return nil, fmt.Errorf("excludeDates: at most %d dates, got %d", MaxExcludeDates, len(j.ExcludeDates))
+	if len(j.cal().ExcludeDates) > MaxExcludeDates {
+		return nil, fmt.Errorf("excludeDates: at most %d dates, got %d", MaxExcludeDates, len(j.cal().ExcludeDates))
 	}
-	if len(j.ExcludeDates) > 0 {
-		e := excludeSchedule{base: s, loc: j.Location, excluded: make(map[int64]struct{}, len(j.ExcludeDates))}
+	if len(j.cal().ExcludeDates) > 0 {
+		e := excludeSchedule{base: s, loc: j.Location, excluded: make(map[int64]struct{}, len(j.cal().ExcludeDates))}
 		if e.loc == nil {
 			e.loc = time.UTC
 		}
-		for i, d := range j.ExcludeDates {
+		for i, d := range j.cal().ExcludeDates {
 			if !d.Valid() {
 				return nil, fmt.Errorf("excludeDates[%d]: %s is not an existing date of the years 1 to 9999", i, d)
 			}
@@ -182,18 +207,18 @@ func (j Job) calendar(s Schedule) (Schedule, error) {
 		}
 		s = e
 	}
-	if j.StartAt.IsZero() && j.EndAt.IsZero() {
+	if j.cal().StartAt.IsZero() && j.cal().EndAt.IsZero() {
 		return s, nil
 	}
-	if !j.StartAt.IsZero() && !j.EndAt.IsZero() && !j.EndAt.After(j.StartAt) {
+	if !j.cal().StartAt.IsZero() && !j.cal().EndAt.IsZero() && !j.cal().EndAt.After(j.cal().StartAt) {
 		return nil, fmt.Errorf("endAt: must be after startAt (%s), got %s",
-			j.StartAt.Format(time.RFC3339), j.EndAt.Format(time.RFC3339))
+			j.cal().StartAt.Format(time.RFC3339), j.cal().EndAt.Format(time.RFC3339))
 	}
-	return windowSchedule{base: s, start: j.StartAt, end: j.EndAt}, nil
+	return windowSchedule{base: s, start: j.cal().StartAt, end: j.cal().EndAt}, nil
 }
 
 // Ended reports whether j's EndAt is set and before now: the job has no
 // more ticks.
 func (j Job) Ended(now time.Time) bool {
-	return !j.EndAt.IsZero() && j.EndAt.Before(now)
+	return !j.cal().EndAt.IsZero() && j.cal().EndAt.Before(now)
 }

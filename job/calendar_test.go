@@ -33,13 +33,13 @@ func calendarReference(t *testing.T, j Job, from, to time.Time) []time.Time {
 	}
 	slices.SortFunc(all, func(a, b time.Time) int { return a.Compare(b) })
 	excluded := map[string]bool{}
-	for _, d := range j.ExcludeDates {
+	for _, d := range j.cal().ExcludeDates {
 		excluded[d.String()] = true
 	}
 	var out []time.Time
 	for _, u := range all {
 		if excluded[u.In(j.Location).Format(dateLayout)] ||
-			(!j.StartAt.IsZero() && u.Before(j.StartAt)) || (!j.EndAt.IsZero() && u.After(j.EndAt)) {
+			(!j.cal().StartAt.IsZero() && u.Before(j.cal().StartAt)) || (!j.cal().EndAt.IsZero() && u.After(j.cal().EndAt)) {
 			continue
 		}
 		out = append(out, u)
@@ -100,27 +100,27 @@ func TestCalendarAgainstReference(t *testing.T) {
 		// Leap days, Mondays and firsts of the month share instants (a
 		// Monday the 1st at 12:00); four years and a half, two leap years.
 		name: "utc-years",
-		job: Job{Schedules: []string{"0 12 29 2 *", "0 12 * * 1", "0 0,12 1 * *"}, Location: time.UTC,
-			ExcludeDates: dates(t, "2028-02-29", "2027-03-01", "2026-06-01", "2029-01-01")},
+		job: Job{Location: time.UTC, Calendar: &Calendar{Schedules: []string{"0 12 29 2 *", "0 12 * * 1", "0 0,12 1 * *"},
+			ExcludeDates: dates(t, "2028-02-29", "2027-03-01", "2026-06-01", "2029-01-01")}},
 		from: time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC), to: time.Date(2030, 6, 30, 0, 0, 0, 0, time.UTC),
 	}, {
 		// Berlin's spring transition, an excluded day, in a window that
 		// starts in the middle of a day.
 		name: "berlin-spring",
-		job: Job{Schedules: berlinSpecs, Location: berlin, ExcludeDates: dates(t, "2026-03-29", "2026-03-15"),
-			StartAt: time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC)},
+		job: Job{Location: berlin, Calendar: &Calendar{Schedules: berlinSpecs, ExcludeDates: dates(t, "2026-03-29", "2026-03-15"),
+			StartAt: time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC)}},
 		from: time.Date(2026, 3, 1, 0, 0, 0, 0, berlin), to: time.Date(2026, 4, 5, 0, 0, 0, 0, berlin),
 	}, {
 		// The autumn transition (not excluded: its repeated hour), and a
 		// window that ends in the middle of a day.
 		name: "berlin-autumn",
-		job: Job{Schedules: berlinSpecs, Location: berlin, ExcludeDates: dates(t, "2026-12-25", "2026-12-26", "2026-11-01"),
-			EndAt: time.Date(2026, 12, 30, 10, 30, 0, 0, berlin)},
+		job: Job{Location: berlin, Calendar: &Calendar{Schedules: berlinSpecs, ExcludeDates: dates(t, "2026-12-25", "2026-12-26", "2026-11-01"),
+			EndAt: time.Date(2026, 12, 30, 10, 30, 0, 0, berlin)}},
 		from: time.Date(2026, 10, 20, 0, 0, 0, 0, berlin), to: time.Date(2027, 1, 1, 0, 0, 0, 0, berlin),
 	}, {
 		name: "single-spec-window",
-		job: Job{Schedule: "0 */6 * * *", Location: berlin,
-			StartAt: time.Date(2026, 10, 24, 0, 0, 0, 0, berlin), ExcludeDates: dates(t, "2026-10-26")},
+		job: Job{Schedule: "0 */6 * * *", Location: berlin, Calendar: &Calendar{
+			StartAt: time.Date(2026, 10, 24, 0, 0, 0, 0, berlin), ExcludeDates: dates(t, "2026-10-26")}},
 		from: time.Date(2026, 10, 1, 0, 0, 0, 0, berlin), to: time.Date(2026, 11, 2, 0, 0, 0, 0, berlin),
 	}}
 	for _, c := range cases {
@@ -145,9 +145,9 @@ func TestCalendarAgainstReference(t *testing.T) {
 // by second over two days, the second of them excluded but for the window.
 func TestCalendarSecondsAgainstReference(t *testing.T) {
 	t.Parallel()
-	j := Job{Schedules: []string{"*/2 * * * * *", "*/3 * * * * *", "*/3 * * * * *"}, Location: time.UTC,
+	j := Job{Location: time.UTC, Calendar: &Calendar{Schedules: []string{"*/2 * * * * *", "*/3 * * * * *", "*/3 * * * * *"},
 		ExcludeDates: dates(t, "2026-03-02"),
-		StartAt:      time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC), EndAt: time.Date(2026, 3, 3, 0, 30, 0, 0, time.UTC)}
+		StartAt:      time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC), EndAt: time.Date(2026, 3, 3, 0, 30, 0, 0, time.UTC)}}
 	s, err := j.ParsedSchedule()
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestCalendarSecondsAgainstReference(t *testing.T) {
 	from, to := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 3, 1, 0, 0, 0, time.UTC)
 	var want []time.Time
 	for u := from.Add(time.Second); !u.After(to); u = u.Add(time.Second) {
-		if sec := u.Second(); (sec%2 == 0 || sec%3 == 0) && u.Day() != 2 && !u.Before(j.StartAt) && !u.After(j.EndAt) {
+		if sec := u.Second(); (sec%2 == 0 || sec%3 == 0) && u.Day() != 2 && !u.Before(j.cal().StartAt) && !u.After(j.cal().EndAt) {
 			want = append(want, u)
 		}
 	}
@@ -168,7 +168,7 @@ func TestCalendarSecondsAgainstReference(t *testing.T) {
 func TestCalendarBounds(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	j := Job{Schedule: "0 12 * * *", StartAt: start, EndAt: start.Add(48 * time.Hour)}
+	j := Job{Schedule: "0 12 * * *", Calendar: &Calendar{StartAt: start, EndAt: start.Add(48 * time.Hour)}}
 	s, err := j.ParsedSchedule()
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestCalendarExcludedYears(t *testing.T) {
 	for d := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() < 2028; d = d.AddDate(0, 0, 1) {
 		ds = append(ds, Date{d.Year(), d.Month(), d.Day()})
 	}
-	j := Job{Schedule: "*/10 * * * * *", ExcludeDates: ds}
+	j := Job{Schedule: "*/10 * * * * *", Calendar: &Calendar{ExcludeDates: ds}}
 	s, err := j.ParsedSchedule()
 	if err != nil {
 		t.Fatal(err)
@@ -228,12 +228,12 @@ func TestCalendarValidateErrors(t *testing.T) {
 		edit func(*Job)
 		want string
 	}{
-		{"both", func(j *Job) { j.Schedules = []string{"@daily"} }, `job "reports.daily": schedules: schedule and schedules are mutually exclusive`},
-		{"bad spec", func(j *Job) { j.Schedule, j.Schedules = "", []string{"@daily", "61 * * * *"} }, `job "reports.daily": schedules[1]: schedule "61 * * * *"`},
-		{"too many", func(j *Job) { j.Schedule, j.Schedules = "", many }, "schedules: at most 100 specs, got 101"},
-		{"never", func(j *Job) { j.Schedule, j.Schedules = "", []string{"0 0 30 2 *", "0 0 31 4 *"} }, `schedule "0 0 30 2 * | 0 0 31 4 *" never fires`},
-		{"bad date", func(j *Job) { j.ExcludeDates = []Date{{2026, 2, 29}} }, "excludeDates[0]: 2026-02-29 is not an existing date"},
-		{"end before start", func(j *Job) { j.StartAt, j.EndAt = start, start }, "endAt: must be after startAt (2026-05-01T12:00:00Z), got 2026-05-01T12:00:00Z"},
+		{"both", func(j *Job) { calOf(j).Schedules = []string{"@daily"} }, `job "reports.daily": schedules: schedule and schedules are mutually exclusive`},
+		{"bad spec", func(j *Job) { j.Schedule, calOf(j).Schedules = "", []string{"@daily", "61 * * * *"} }, `job "reports.daily": schedules[1]: schedule "61 * * * *"`},
+		{"too many", func(j *Job) { j.Schedule, calOf(j).Schedules = "", many }, "schedules: at most 100 specs, got 101"},
+		{"never", func(j *Job) { j.Schedule, calOf(j).Schedules = "", []string{"0 0 30 2 *", "0 0 31 4 *"} }, `schedule "0 0 30 2 * | 0 0 31 4 *" never fires`},
+		{"bad date", func(j *Job) { calOf(j).ExcludeDates = []Date{{2026, 2, 29}} }, "excludeDates[0]: 2026-02-29 is not an existing date"},
+		{"end before start", func(j *Job) { calOf(j).StartAt, calOf(j).EndAt = start, start }, "endAt: must be after startAt (2026-05-01T12:00:00Z), got 2026-05-01T12:00:00Z"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -248,8 +248,8 @@ func TestCalendarValidateErrors(t *testing.T) {
 	// A job that has ended is valid, and so is a union with one spec that
 	// never fires.
 	j := validJob()
-	j.EndAt = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	j.Schedule, j.Schedules = "", []string{"0 0 30 2 *", "@daily"}
+	calOf(&j).EndAt = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	j.Schedule, calOf(&j).Schedules = "", []string{"0 0 30 2 *", "@daily"}
 	if err := j.Validate(); err != nil {
 		t.Errorf("Validate() = %v, want nil", err)
 	}
@@ -261,19 +261,27 @@ func TestScheduleKeyAndSpec(t *testing.T) {
 	if plain.ScheduleKey() != "*/5 * * * *" || plain.Spec() != "*/5 * * * *" {
 		t.Errorf("plain job: key %q, spec %q", plain.ScheduleKey(), plain.Spec())
 	}
-	union := Job{Schedules: []string{"@daily", "@hourly"}}
+	union := Job{Calendar: &Calendar{Schedules: []string{"@daily", "@hourly"}}}
 	if union.Spec() != "@daily | @hourly" {
 		t.Errorf("Spec() = %q", union.Spec())
 	}
 	excl := plain
-	excl.ExcludeDates = dates(t, "2026-12-25")
+	excl.Calendar = &Calendar{ExcludeDates: dates(t, "2026-12-25")}
 	windowed := plain
-	windowed.EndAt = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	windowed.Calendar = &Calendar{EndAt: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}
 	keys := map[string]bool{}
-	for _, j := range []Job{plain, union, excl, windowed, {Schedules: []string{"@daily | @hourly"}}} {
+	for _, j := range []Job{plain, union, excl, windowed, {Calendar: &Calendar{Schedules: []string{"@daily | @hourly"}}}} {
 		keys[j.ScheduleKey()] = true
 	}
 	if len(keys) != 5 {
 		t.Errorf("jobs with different ticks share a key: %v", keys)
 	}
+}
+
+// calOf is j's Calendar, made if it has none, for tests that set one field.
+func calOf(j *Job) *Calendar {
+	if j.Calendar == nil {
+		j.Calendar = &Calendar{}
+	}
+	return j.Calendar
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Date is a calendar date without a zone, such as an entry of
-// Job.ExcludeDates: it names a day of the wall clock of whatever location
+// Calendar.ExcludeDates: it names a day of the wall clock of whatever location
 // it is read in.
 type Date struct {
 	Year  int

@@ -28,9 +28,9 @@ func TestSameScheduleOtherExcludeDates(t *testing.T) {
 	jobs := []job.Job{
 		{Name: "plain", Schedule: "* * * * * *", Run: count(&plainRuns)},
 		// Today and tomorrow (UTC) excluded: no tick during the test.
-		{Name: "excluded", Schedule: "* * * * * *", ExcludeDates: []job.Date{day(now), day(now.Add(24 * time.Hour))},
+		{Name: "excluded", Schedule: "* * * * * *", Calendar: &job.Calendar{ExcludeDates: []job.Date{day(now), day(now.Add(24 * time.Hour))}},
 			Run: count(&excludedRuns)},
-		{Name: "union", Schedules: []string{"0 0 1 1 *", "0 0 1 7 *"}, Run: count(new(atomic.Int32))},
+		{Name: "union", Calendar: &job.Calendar{Schedules: []string{"0 0 1 1 *", "0 0 1 7 *"}}, Run: count(new(atomic.Int32))},
 	}
 	for _, j := range jobs {
 		if err := r.s.Add(j); err != nil {

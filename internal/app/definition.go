@@ -40,10 +40,11 @@ type definition struct {
 // timeout. Two replicas with the same values for these get
 // the same hash whatever else differs; a changed env value changes it.
 func DefinitionHash(cj config.Job) string {
+	start, end := window(cj)
 	data, _ := json.Marshal(definition{ // strings, a map of strings and an int: always encodes
 		Command: cj.Command, Shell: cj.Shell, Env: cj.Env, Dir: cj.Dir,
 		Schedule: cj.Schedule, Timezone: cj.Timezone, Timeout: int64(cj.Timeout),
-		Schedules: cj.Schedules, ExcludeDates: dateStrings(cj), StartAt: instant(cj.Start), EndAt: instant(cj.End),
+		Schedules: cj.Schedules, ExcludeDates: dateStrings(cj), StartAt: instant(start), EndAt: instant(end),
 	})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])[:definitionHashLength]
@@ -63,14 +64,22 @@ func OtherDefinition(cj config.Job, recorded string) string {
 
 // dateStrings returns the job's excluded dates as YYYY-MM-DD.
 func dateStrings(cj config.Job) []string {
-	if len(cj.Excluded) == 0 {
+	if cj.Cal == nil || len(cj.Cal.ExcludeDates) == 0 {
 		return nil
 	}
-	out := make([]string, len(cj.Excluded))
-	for i, d := range cj.Excluded {
+	out := make([]string, len(cj.Cal.ExcludeDates))
+	for i, d := range cj.Cal.ExcludeDates {
 		out[i] = d.String()
 	}
 	return out
+}
+
+// window is cj's start and end, zero when it has none.
+func window(cj config.Job) (start, end time.Time) {
+	if cj.Cal == nil {
+		return time.Time{}, time.Time{}
+	}
+	return cj.Cal.StartAt, cj.Cal.EndAt
 }
 
 // instant returns t in RFC 3339 in UTC, "" for the zero time: two ways of

@@ -30,23 +30,26 @@ func TestDefinitionHash(t *testing.T) {
 		"line":                 func(j *config.Job) { j.Line = 99 },
 	}
 	differ := map[string]func(*config.Job){
-		"command":   func(j *config.Job) { j.Command = []string{"report", "--some"} },
-		"argv cut":  func(j *config.Job) { j.Command = []string{"report --all"} },
-		"shell":     func(j *config.Job) { j.Command, j.Shell = nil, "report --all" },
-		"env":       func(j *config.Job) { j.Env = map[string]string{"A": "1", "B": "3"} },
-		"dir":       func(j *config.Job) { j.Dir = "/tmp" },
-		"schedule":  func(j *config.Job) { j.Schedule = "5 * * * *" },
-		"timezone":  func(j *config.Job) { j.Timezone = "Europe/Berlin" },
-		"timeout":   func(j *config.Job) { j.Timeout = config.Duration(time.Hour) },
-		"schedules": func(j *config.Job) { j.Schedule, j.Schedules = "", []string{"0 * * * *"} },
+		"command":  func(j *config.Job) { j.Command = []string{"report", "--some"} },
+		"argv cut": func(j *config.Job) { j.Command = []string{"report --all"} },
+		"shell":    func(j *config.Job) { j.Command, j.Shell = nil, "report --all" },
+		"env":      func(j *config.Job) { j.Env = map[string]string{"A": "1", "B": "3"} },
+		"dir":      func(j *config.Job) { j.Dir = "/tmp" },
+		"schedule": func(j *config.Job) { j.Schedule = "5 * * * *" },
+		"timezone": func(j *config.Job) { j.Timezone = "Europe/Berlin" },
+		"timeout":  func(j *config.Job) { j.Timeout = config.Duration(time.Hour) },
+		"schedules": func(j *config.Job) {
+			j.Schedule, j.Schedules = "", []string{"0 * * * *"}
+			j.Cal = &job.Calendar{Schedules: j.Schedules}
+		},
 		"exclude_dates": func(j *config.Job) {
-			j.ExcludeDates, j.Excluded = []string{"2026-12-25"}, []job.Date{{Year: 2026, Month: 12, Day: 25}}
+			j.ExcludeDates, j.Cal = []string{"2026-12-25"}, &job.Calendar{ExcludeDates: []job.Date{{Year: 2026, Month: 12, Day: 25}}}
 		},
 		"start_at": func(j *config.Job) {
-			j.StartAt, j.Start = "2026-01-01T00:00:00Z", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			j.StartAt, j.Cal = "2026-01-01T00:00:00Z", &job.Calendar{StartAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		},
 		"end_at": func(j *config.Job) {
-			j.EndAt, j.End = "2026-01-01T00:00:00Z", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			j.EndAt, j.Cal = "2026-01-01T00:00:00Z", &job.Calendar{EndAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		},
 	}
 	for name, change := range same {

@@ -94,10 +94,7 @@ func (m JobMaker) Job(cj config.Job) job.Job {
 	return job.Job{
 		Name:             cj.Name,
 		Schedule:         cj.Schedule,
-		Schedules:        cj.Schedules,
-		ExcludeDates:     cj.Excluded,
-		StartAt:          cj.Start,
-		EndAt:            cj.End,
+		Calendar:         cj.Cal,
 		Location:         cj.Location,
 		Timeout:          cj.Timeout.Duration(),
 		Retries:          cj.Retries,

@@ -9,14 +9,18 @@ import (
 )
 
 // validateSchedule checks when a job runs (schedule or schedules,
-// exclude_dates, start_at, end_at), resolves Excluded, Start and End, and
+// exclude_dates, start_at, end_at), resolves them into Cal, and
 // returns the job's parsed schedule: nil when one of them has an error or
 // the time zone is unknown.
 func (d *decoder) validateSchedule(j *Job, p string) job.Schedule {
 	at := func(key string) string { return p + "." + key }
+	c := &job.Calendar{Schedules: j.Schedules}
 	ok := d.validateSpecs(j, p)
-	ok = d.validateExcludeDates(j, p) && ok
-	ok = d.validateWindow(j, p) && ok
+	ok = d.validateExcludeDates(j, p, c) && ok
+	ok = d.validateWindow(j, p, c) && ok
+	if len(c.Schedules) > 0 || len(c.ExcludeDates) > 0 || !c.StartAt.IsZero() || !c.EndAt.IsZero() {
+		j.Cal = c
+	}
 	if !ok || j.Location == nil {
 		return nil
 	}
@@ -85,7 +89,7 @@ func (d *decoder) validateSpecs(j *Job, p string) bool {
 
 // validateExcludeDates parses exclude_dates into Excluded; ok when every
 // date is valid.
-func (d *decoder) validateExcludeDates(j *Job, p string) bool {
+func (d *decoder) validateExcludeDates(j *Job, p string, c *job.Calendar) bool {
 	key := p + ".exclude_dates"
 	if len(j.ExcludeDates) > job.MaxExcludeDates {
 		d.check(true, key, nil, "at most %d dates, got %d", job.MaxExcludeDates, len(j.ExcludeDates))
@@ -99,14 +103,14 @@ func (d *decoder) validateExcludeDates(j *Job, p string) bool {
 			ok = false
 			continue
 		}
-		j.Excluded = append(j.Excluded, date)
+		c.ExcludeDates = append(c.ExcludeDates, date)
 	}
 	return ok
 }
 
-// validateWindow parses start_at and end_at into Start and End; ok when
-// both parse (or are absent) and end_at is after start_at.
-func (d *decoder) validateWindow(j *Job, p string) bool {
+// validateWindow parses start_at and end_at into c; ok when both parse
+// (or are absent) and end_at is after start_at.
+func (d *decoder) validateWindow(j *Job, p string, c *job.Calendar) bool {
 	ok := true
 	parse := func(key, value string) time.Time {
 		if !d.set[p+"."+key] {
@@ -120,8 +124,8 @@ func (d *decoder) validateWindow(j *Job, p string) bool {
 		}
 		return t
 	}
-	j.Start, j.End = parse("start_at", j.StartAt), parse("end_at", j.EndAt)
-	if ok && !j.Start.IsZero() && !j.End.IsZero() && !j.End.After(j.Start) {
+	c.StartAt, c.EndAt = parse("start_at", j.StartAt), parse("end_at", j.EndAt)
+	if ok && !c.StartAt.IsZero() && !c.EndAt.IsZero() && !c.EndAt.After(c.StartAt) {
 		d.check(true, p+".end_at", []string{p + ".start_at"}, "must be after start_at (%s), got %s", j.StartAt, j.EndAt)
 		ok = false
 	}
@@ -151,6 +155,5 @@ func (d *decoder) jobSchedule(j job.Job) (job.Schedule, error) {
 // name): its ParsedSchedule is the job's schedule, and its ScheduleKey and
 // Spec are the job's.
 func (j Job) Timing() job.Job {
-	return job.Job{Schedule: j.Schedule, Schedules: j.Schedules, ExcludeDates: j.Excluded,
-		StartAt: j.Start, EndAt: j.End, Location: j.Location}
+	return job.Job{Schedule: j.Schedule, Calendar: j.Cal, Location: j.Location}
 }

@@ -61,9 +61,9 @@ func TestCalendarDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := cfg.Jobs[0]
-	if len(j.Excluded) != 1 || j.Excluded[0] != (job.Date{Year: 2020, Month: 12, Day: 25}) ||
-		!j.Start.Equal(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)) || !j.End.Equal(time.Date(2020, 12, 31, 23, 0, 0, 0, time.UTC)) {
-		t.Errorf("resolved: %v %v %v", j.Excluded, j.Start, j.End)
+	if c := j.Cal; c == nil || len(c.ExcludeDates) != 1 || c.ExcludeDates[0] != (job.Date{Year: 2020, Month: 12, Day: 25}) ||
+		!c.StartAt.Equal(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)) || !c.EndAt.Equal(time.Date(2020, 12, 31, 23, 0, 0, 0, time.UTC)) {
+		t.Errorf("resolved: %+v", c)
 	}
 	if got := j.Timing().Spec(); got != "0 9 * * 1-5 | 0 9 * * 1" {
 		t.Errorf("Spec() = %q", got)

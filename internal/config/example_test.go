@@ -159,9 +159,10 @@ func TestExampleDecodes(t *testing.T) {
 			ExcludeDates: []string{"2026-12-25", "2027-01-01"},
 			StartAt:      "2026-01-01T00:00:00+01:00", EndAt: "2030-01-01T00:00:00+01:00",
 			Shell: "echo calendar tick $CRONLOCK_TICK", Grace: grace, Location: berlin,
-			Excluded: []job.Date{{Year: 2026, Month: 12, Day: 25}, {Year: 2027, Month: 1, Day: 1}},
-			Start:    time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600)),
-			End:      time.Date(2030, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600)),
+			Cal: &job.Calendar{Schedules: []string{"*/20 * * * * *", "*/30 * * * * *"},
+				ExcludeDates: []job.Date{{Year: 2026, Month: 12, Day: 25}, {Year: 2027, Month: 1, Day: 1}},
+				StartAt:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600)),
+				EndAt:        time.Date(2030, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600))},
 		}},
 		Path: examplePath,
 	}
