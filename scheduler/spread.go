@@ -68,10 +68,10 @@ func (s *Scheduler) spreadDelay(e *entry, tick time.Time) time.Duration {
 //
 // Every replica takes its turn, however far down it ranks: a standby rule
 // (ranks 3 and beyond trying only a second after the tick) kept 20
-// replicas on 2 cores from collapsing at 500 job-ticks/s, but lost the
-// ticks of every-second jobs whose first three ranked replicas were
-// impaired at once (a 30-minute chaos soak: 8 eligible ticks missed, and
-// catch-up after NATS faults p99 5-6 s instead of under 1 s).
+// replicas on 2 cores from collapsing at 500 job-ticks/s, but a standby
+// cannot take over an every-second job's tick before the next one is
+// claimed, and a 30-minute chaos soak with it caught up after NATS faults
+// in p99 5-6 s instead of under 1 s.
 func turnDelay(rank int, late bool, busy int) time.Duration {
 	if late {
 		// This replica reaches the tick late: it is saturated, and so, most
