@@ -24,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cronlock/cronlock/internal/proc"
+	"github.com/cronlock/cronlock/internal/testlog"
 )
 
 // parentEnv selects the "parent" mode of the test binary, in which it plays
@@ -55,16 +56,7 @@ func runParent(pidfile string) {
 }
 
 // logBuffer collects a Command's log output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ testlog.Buffer }
 
 type entry struct {
 	Level     string `json:"level"`
@@ -75,10 +67,8 @@ type entry struct {
 
 func (b *logBuffer) entries(t *testing.T) []entry {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var es []entry
-	for _, line := range bytes.Split(bytes.TrimSpace(b.buf.Bytes()), []byte("\n")) {
+	for _, line := range bytes.Split(bytes.TrimSpace([]byte(b.String())), []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
