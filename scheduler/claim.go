@@ -43,34 +43,33 @@ type claimRequest struct {
 	gone func(r Run) bool
 }
 
-// claim records req.run.Tick as the job's last claimed tick and the run as
-// running, unless that tick or a later one was claimed already. Ticks
+// claimChange is the change of a claim: it records req.run.Tick as the
+// job's last claimed tick and the run as running, under hold h, unless that
+// tick or a later one was claimed already or the job is suspended. Ticks
 // between the previous claim and this one, which no replica ran, are
 // recorded as missed (see missedReason). Runs left "running" whose replica
-// is gone are marked abandoned (the caller holds the job's lock, so no
-// other run of the job is in progress).
-func (h *History) claim(ctx context.Context, req claimRequest) (claimed, error) {
-	var c claimed
-	run := req.run
-	st, rev, err := h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
+// is gone are marked abandoned (the claim takes the job's lock, so no other
+// run of the job is in progress). The outcome goes to c.
+func claimChange(req claimRequest, c *claimed) func(*jobState, *hold) bool {
+	return func(st *jobState, h *hold) bool {
+		run := req.run
 		if !st.LastTick.IsZero() && !run.Tick.After(st.LastTick) {
 			return false
 		}
 		if st.Suspended != nil {
 			return false // suspended before the watch told (or kept by a repair, see corrupt.go)
 		}
-		c = claimed{missed: map[Reason]int{}}
+		*c = claimed{missed: map[Reason]int{}}
 		for _, r := range st.Runs {
 			c.highest = max(c.highest, r.Token)
 		}
 		c.recorded = append(markAbandoned(st, req.gone), addMissed(st, req, c.missed)...)
 		st.LastTick = run.Tick
 		st.Rerun = nil // a new tick supersedes an older one's rerun
+		run.Owner, run.Token = h.Owner, h.Token
 		c.run = st.add(run)
 		return true
-	})
-	c.ok, c.st, c.rev = rev != 0, st, rev
-	return c, err
+	}
 }
 
 // addMissed records the ticks strictly between st.LastTick and the run's
@@ -169,10 +168,12 @@ func markAbandoned(st *jobState, gone func(Run) bool) []Run {
 }
 
 // record inserts or replaces run (matched by ID) in the history, with the
-// rerun it asks for (nil: none), and returns it as recorded. guess and rev,
-// if known (from claim), save a read when nothing else wrote since.
-func (h *History) record(ctx context.Context, run Run, again *rerun, guess *jobState, rev uint64) (Run, error) {
-	out := run
+// rerun it asks for (nil: none), frees the job's hold if it is lease free
+// ("" none), and returns the run as recorded and whether it freed the hold.
+// guess and rev, if known (from claim), save a read when nothing else wrote
+// since.
+func (h *History) record(ctx context.Context, run Run, again *rerun, free string, guess *jobState, rev uint64) (Run, bool, error) {
+	out, freed := run, false
 	_, _, err := h.update(ctx, run.Job, guess, rev, func(st *jobState) bool {
 		i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.ID == run.ID && r.Tick.Equal(run.Tick) })
 		if i < 0 {
@@ -186,19 +187,24 @@ func (h *History) record(ctx context.Context, run Run, again *rerun, guess *jobS
 		if again != nil && st.LastTick.Equal(again.Tick) {
 			st.Rerun = again
 		}
+		freed = free != "" && st.Holder != nil && st.Holder.Lease == free
+		if freed {
+			st.Holder = nil
+		}
 		return true
 	})
-	return out, err
+	return out, freed && err == nil, err
 }
 
-// addManual records a run started by Trigger, which claims no tick.
-func (h *History) addManual(ctx context.Context, run Run) (Run, error) {
-	var out Run
-	_, _, err := h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
-		out = st.add(run)
+// manualChange is the change of a manual run's start, which claims no
+// tick: it adds run under hold h; the recorded run goes to out.
+func manualChange(run Run, out *Run) func(*jobState, *hold) bool {
+	return func(st *jobState, h *hold) bool {
+		r := run
+		r.Owner, r.Token = h.Owner, h.Token
+		*out = st.add(r)
 		return true
-	})
-	return out, err
+	}
 }
 
 // skip records tick as claimed and not run, with reason (suspended),
@@ -226,30 +232,25 @@ func (h *History) skip(ctx context.Context, sched job.Schedule, name string, tic
 	return rev != 0, err
 }
 
-// claimRerun takes the job's pending rerun of tick for run, unless it was
-// taken already or its time is over. It returns the rerun taken (nil if
-// none) and the claim.
-func (h *History) claimRerun(ctx context.Context, run Run, now time.Time, gone func(Run) bool) (*rerun, claimed, error) {
-	var taken *rerun
-	var c claimed
-	st, rev, err := h.update(ctx, run.Job, nil, 0, func(st *jobState) bool {
+// rerunChange is the change of a rerun's start: it takes the job's pending
+// rerun of run.Tick for run under hold h, unless it was taken already or
+// its time (at now) is over. The rerun taken and the claim go to taken and
+// c.
+func rerunChange(run Run, now time.Time, gone func(Run) bool, taken **rerun, c *claimed) func(*jobState, *hold) bool {
+	return func(st *jobState, h *hold) bool {
 		p := st.Rerun
 		if p == nil || !p.Tick.Equal(run.Tick) || !now.Before(p.Until) || !st.LastTick.Equal(p.Tick) {
 			return false
 		}
-		taken = p
+		*taken = p
 		st.Rerun = nil
 		markAbandoned(st, gone)
 		r := run
 		r.Attempts = p.Attempts
-		c.run = st.add(r)
+		r.Owner, r.Token = h.Owner, h.Token
+		*c = claimed{ok: true, run: st.add(r)}
 		return true
-	})
-	if rev == 0 {
-		return nil, claimed{}, err
 	}
-	c.ok, c.st, c.rev = true, st, rev
-	return taken, c, err
 }
 
 // maxCount bounds the walk over missed ticks: an every-second job down for

@@ -24,6 +24,8 @@ type claims struct {
 	mu    sync.Mutex
 	views map[string]view
 	waits map[string][]claimWait
+	// changes are closed at the next delivery of the job's state.
+	changes map[string]chan struct{}
 	f     *follow.Follower
 	// changed is called (outside the lock) with each job's new view.
 	changed func(name string, v view)
@@ -41,6 +43,12 @@ type view struct {
 	lastFailure time.Time
 	runningOn   []string // owners with a run "running" (runningOnHeader)
 	definition  string   // of the last claim (definitionHeader)
+	// holder is the lease holding the job's lock ("" free), rev the
+	// revision the watch delivered last and at when (local monotonic):
+	// see hold.go.
+	holder string
+	rev    uint64
+	at     time.Time
 }
 
 type claimWait struct {
@@ -50,7 +58,7 @@ type claimWait struct {
 }
 
 func newClaims() *claims {
-	return &claims{views: map[string]view{}, waits: map[string][]claimWait{}}
+	return &claims{views: map[string]view{}, waits: map[string][]claimWait{}, changes: map[string]chan struct{}{}}
 }
 
 // watch starts following the bucket; stop with stop.
@@ -61,7 +69,9 @@ func (c *claims) watch(ctx context.Context, h *History, changed func(string, vie
 			return // an output, not a job's state
 		}
 		h.cache.seen(key, rev)
-		c.observe(key, parseView(hdr))
+		v := parseView(hdr)
+		v.rev, v.at = rev, time.Now()
+		c.observe(key, v)
 	})
 	if err != nil {
 		return err
@@ -72,7 +82,7 @@ func (c *claims) watch(ctx context.Context, h *History, changed func(string, vie
 
 func parseView(hdr nats.Header) view {
 	v := view{suspended: hdr.Get(suspendedHeader) == "1", runningOn: hdr.Values(runningOnHeader),
-		definition: hdr.Get(definitionHeader)}
+		definition: hdr.Get(definitionHeader), holder: hdr.Get(holderHeader)}
 	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
 	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(rerunHeader))
 	if sec, err := strconv.ParseInt(hdr.Get(lastSuccessHeader), 10, 64); err == nil {
@@ -100,7 +110,14 @@ func (c *claims) observe(name string, v view) {
 	if v.lastTick.Before(old.lastTick) {
 		v.lastTick = old.lastTick // an older write delivered late
 	}
+	if v.rev < old.rev {
+		v.holder, v.rev, v.at = old.holder, old.rev, old.at
+	}
 	c.views[name] = v
+	if ch, ok := c.changes[name]; ok {
+		close(ch)
+		delete(c.changes, name)
+	}
 	ws := c.waits[name][:0]
 	for _, w := range c.waits[name] {
 		if v.lastTick.Before(w.tick) {
@@ -164,4 +181,37 @@ func (c *claims) onClaim(name string, tick time.Time, fire func()) (cancel func(
 			delete(c.waits, name)
 		}
 	}
+}
+
+// onChange returns a channel closed at the next delivery of the job's
+// state.
+func (c *claims) onChange(name string) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch, ok := c.changes[name]
+	if !ok {
+		ch = make(chan struct{})
+		c.changes[name] = ch
+	}
+	return ch
+}
+
+// holdOver reports whether the hold of lease id on the job's record at rev
+// is over at now: the watch delivered that revision with that hold at
+// least a lease ago (see hold.go). If not, it also returns how long to
+// wait before asking again, unless the watch delivers first.
+func (c *claims) holdOver(name, id string, rev uint64, lease time.Duration, now time.Time) (bool, time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := c.views[name]
+	switch {
+	case v.rev < rev:
+		return false, lease // not delivered yet: its delivery starts the count
+	case v.rev > rev:
+		return false, 0 // the state read is stale: read again
+	case v.holder != id:
+		return false, 0 // cannot happen for one revision; read again
+	}
+	left := v.at.Add(lease).Sub(now)
+	return left <= 0, left
 }

@@ -20,7 +20,7 @@ var errTimeout = errors.New("job timeout")
 // the lease's loss cancels it too. c is this run's claim (nil if none), to
 // record the result without a read; base is the attempts made for this
 // tick before (by interrupted runs).
-func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease Lease, c *claimed, log zerolog.Logger) {
+func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *heldLock, log zerolog.Logger) {
 	defer s.track(e, run)()
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
@@ -42,7 +42,8 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease Le
 		run.Error = err.Error()
 	}
 	again := s.interrupted(e, run)
-	if !s.finish(*run, again, c, log) {
+	lease.settle() // no renewal from here: the result's write frees the lock
+	if !s.finish(*run, again, lease, log) {
 		// NATS failed while the run ended: the ticks that pass until it
 		// answers again are an outage, to catch up like one.
 		e.markOutage(true)
@@ -116,9 +117,9 @@ func runStatus(err, cause error, stopped bool) RunStatus {
 // metrics, the log. The result is recorded even if the lease is gone: it is
 // this run's entry. It reports whether the history took the record at the
 // first attempt (false: NATS failed meanwhile).
-func (s *Scheduler) finish(run Run, again *rerun, c *claimed, log zerolog.Logger) bool {
+func (s *Scheduler) finish(run Run, again *rerun, lease *heldLock, log zerolog.Logger) bool {
 	logFinished(log, run, again)
-	recorded, w := s.recordResult(run, again, c, log)
+	recorded, w := s.recordResult(run, again, lease, log)
 	s.result(recorded)
 	s.m.runs.WithLabelValues(run.Job, string(run.Status)).Inc()
 	s.m.duration.WithLabelValues(run.Job).Observe(run.Duration().Seconds())
@@ -156,7 +157,7 @@ func logFinished(log zerolog.Logger, run Run, again *rerun) {
 // attempts calls Run up to 1+Retries times, with RetryBackoff between
 // attempts, while ctx (lease, shutdown) allows. run.Attempts counts on
 // from the attempts made for the tick before (a rerun).
-func (s *Scheduler) attempts(ctx context.Context, e *entry, run *Run, lease Lease) error {
+func (s *Scheduler) attempts(ctx context.Context, e *entry, run *Run, lease *heldLock) error {
 	j := e.job
 	var err error
 	// Counted from 0 so that no bound is computed: 1+Retries overflowed

@@ -198,6 +198,9 @@ func stateHeader(st *jobState) nats.Header {
 		hdr.Set(lastFailureHeader, strconv.FormatInt(st.LastFailure.Unix(), 10))
 	}
 	addRunningOn(hdr, st)
+	if st.Holder != nil {
+		hdr.Set(holderHeader, st.Holder.Lease)
+	}
 	if st.Definition != "" {
 		hdr.Set(definitionHeader, st.Definition)
 	}
@@ -212,6 +215,12 @@ func stateHeader(st *jobState) nats.Header {
 // stale, so only a state read from the key can decide that nothing
 // changes: change returning false on a guess costs a read and a retry.
 func (h *History) update(ctx context.Context, name string, guess *jobState, rev uint64, change func(*jobState) bool) (jobState, uint64, error) {
+	return h.updateAt(ctx, name, guess, rev, func(st *jobState, _ uint64) bool { return change(st) })
+}
+
+// updateAt is update with change also given the revision of the state it
+// changes (the hold's expiry is measured per revision: see hold.go).
+func (h *History) updateAt(ctx context.Context, name string, guess *jobState, rev uint64, change func(*jobState, uint64) bool) (jobState, uint64, error) {
 	private := false // the guess's runs are a copy of our own (the cache's)
 	if guess == nil {
 		if st, r, ok := h.cache.get(name); ok {
@@ -232,7 +241,7 @@ func (h *History) update(ctx context.Context, name string, guess *jobState, rev 
 			}
 			h.cache.put(name, st, rev)
 		}
-		if !change(&st) {
+		if !change(&st, rev) {
 			if guessed {
 				continue
 			}
@@ -282,6 +291,19 @@ func (h *History) Resume(ctx context.Context, name string) error {
 			return false
 		}
 		st.Suspended = nil
+		return true
+	})
+	return err
+}
+
+// unhold frees the job's hold if the record holds lease id. It returns nil
+// when it freed it or the record holds something else.
+func (h *History) unhold(ctx context.Context, name, id string) error {
+	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+		if st.Holder == nil || st.Holder.Lease != id {
+			return false
+		}
+		st.Holder = nil
 		return true
 	})
 	return err

@@ -38,19 +38,15 @@ const (
 // recordResult writes a finished run (its output under its own key first)
 // to the history, retrying as described above, and returns the run as
 // recorded and how the write went.
-func (s *Scheduler) recordResult(run Run, again *rerun, c *claimed, log zerolog.Logger) (Run, resultWrite) {
+func (s *Scheduler) recordResult(run Run, again *rerun, lease *heldLock, log zerolog.Logger) (Run, resultWrite) {
 	w := resultWrite{output: run.Output == ""}
-	var guess *jobState
-	var rev uint64
-	if c != nil {
-		guess, rev = &c.st, c.rev
-	}
+	guess, rev := &lease.written, lease.rev
 	ctx, cancel := s.resultContext()
 	defer cancel()
 	started := time.Now()
 	for pause := recordRetryMin; ; pause = min(2*pause, recordRetryMax) {
 		w.attempts++
-		recorded, err := s.tryRecord(ctx, run, again, guess, rev, &w)
+		recorded, err := s.tryRecord(ctx, run, again, lease, guess, rev, &w)
 		if err == nil {
 			if w.attempts > 1 {
 				log.Info().Int("attempts", w.attempts).Float64("after_seconds", time.Since(started).Seconds()).
@@ -87,7 +83,7 @@ type resultWrite struct {
 // attempted even when the output failed, and decides the outcome. (Sharing
 // one timeout is how an output that NATS did not answer used to leave the
 // entry unsent.)
-func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *rerun, guess *jobState, rev uint64, w *resultWrite) (Run, error) {
+func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *rerun, lease *heldLock, guess *jobState, rev uint64, w *resultWrite) (Run, error) {
 	if !w.output {
 		octx, cancel := context.WithTimeout(ctx, recordTimeout)
 		w.output = s.history.putOutput(octx, run) == nil
@@ -95,7 +91,11 @@ func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *rerun, guess 
 	}
 	rctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
-	return s.history.record(rctx, run, again, guess, rev)
+	recorded, freed, err := s.history.record(rctx, run, again, lease.id, guess, rev)
+	if freed {
+		lease.markFreed()
+	}
+	return recorded, err
 }
 
 // resultContext bounds recordResult: it ends ResultRetryFor from now, or

@@ -161,6 +161,12 @@ type jobState struct {
 	// one (a claim, a manual run): see definition.go. Older releases
 	// ignore it.
 	Definition string `json:"definition,omitempty"`
+	// Holder is the run that holds the job's lock (see hold.go); nil while
+	// the lock is free.
+	Holder *hold `json:"holder,omitempty"`
+	// LastToken is the fencing token of the last hold taken: the next is
+	// one more (see nextToken).
+	LastToken uint64 `json:"last_token,omitempty"`
 }
 
 // Suspension records an operator's suspend.

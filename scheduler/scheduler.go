@@ -41,6 +41,12 @@ type Scheduler struct {
 	m         *metrics
 	// conflicts finds claims written under another definition of a job.
 	conflicts *conflicts
+	// holds are the lease timings of the jobs' locks (hold.go); reapers
+	// are the goroutines freeing holds whose write had no verdict, which
+	// stop when closing is closed.
+	holds   holdTimes
+	reapers sync.WaitGroup
+	closing chan struct{}
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
 	// cancels the runs still going.
@@ -111,6 +117,7 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 		acquire: acquireWith(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
 		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(),
+		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}),
 	}
 	h.repairs = &repairs{now: s.serverNow, report: s.anomaly}
 	s.claims.trusted = s.trustedTick
@@ -201,6 +208,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	<-ctx.Done()
 	s.shutdown()
+	s.endReapers()
 	announcer.Wait()
 	s.registry.Leave()
 	s.claims.stop()
@@ -236,6 +244,28 @@ func (s *Scheduler) shutdown() {
 		<-done
 	}
 	s.hardCancel()
+}
+
+// reapGrace bounds how long a shutdown waits for holds whose write had no
+// verdict to be freed (see unholdLater) before it stops trying: the lease
+// frees them anyway.
+const reapGrace = 2 * time.Second
+
+// endReapers gives the goroutines freeing holds reapGrace, then stops them.
+func (s *Scheduler) endReapers() {
+	done := make(chan struct{})
+	go func() {
+		s.reapers.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(reapGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	close(s.closing)
+	<-done
 }
 
 // Status is a job as this replica sees it.

@@ -64,9 +64,11 @@ func TestStaleCacheNeverDecides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := replica.claim(ctx, claimRequest{sched: sched, run: Run{Job: name, Tick: now.Truncate(time.Second), Status: StatusRunning}, gapReason: ReasonNoReplica})
-	if err != nil || !c.ok {
-		t.Fatalf("claim: ok %v, err %v", c.ok, err)
+	var c claimed
+	change := claimChange(claimRequest{sched: sched, run: Run{Job: name, Tick: now.Truncate(time.Second), Status: StatusRunning}, gapReason: ReasonNoReplica}, &c)
+	_, rev, err := replica.update(ctx, name, nil, 0, func(st *jobState) bool { return change(st, &hold{Owner: "replica", Lease: "l1", Token: 1}) })
+	if err != nil || rev == 0 {
+		t.Fatalf("claim: rev %v, err %v", rev, err)
 	}
 	st, err = operator.State(ctx, name)
 	if err != nil {

@@ -62,6 +62,16 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 	if st.Definition != "" {
 		b = appendString(append(b, `,"definition":`...), st.Definition)
 	}
+	if p := st.Holder; p != nil {
+		b = appendString(append(b, `,"holder":{"owner":`...), p.Owner)
+		b = appendString(append(b, `,"lease":`...), p.Lease)
+		b = strconv.AppendUint(append(b, `,"token":`...), p.Token, 10)
+		b, err = appendNamedTime(b, err, `,"at":`, p.At)
+		b = append(b, '}')
+	}
+	if st.LastToken != 0 {
+		b = strconv.AppendUint(append(b, `,"last_token":`...), st.LastToken, 10)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"hash/fnv"
 	"slices"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cronlock/cronlock/lock"
 )
 
 // Abandoned runs, found without waiting for a claim. A replica killed in a
@@ -224,24 +222,16 @@ func sweepRank(job, self string, live []string) int {
 	return len(order)
 }
 
-// sweepJob takes the job's lock, if its holder's lease has ended, and marks
-// the runs whose replica is gone abandoned.
+// sweepJob marks the runs of the job whose replica is gone abandoned, in
+// one write of its record, unless a live hold keeps the record (the dead
+// replica's lease has not ended, or a run holds the lock: its claim marks
+// the runs; either way the next sweep sees).
 func (s *Scheduler) sweepJob(name string) {
 	defer s.runs.Done()
 	log := s.log.With().Str("job", name).Logger()
-	lease, err := s.acquire(s.ctx, name, sweepAcquireTimeout)
-	if err != nil {
-		// Held: the dead replica's lease has not ended, or a run took the
-		// lock (its claim marks the run). Either way, the next sweep sees.
-		if !errors.Is(err, lock.ErrNotAcquired) && s.ctx.Err() == nil {
-			log.Debug().Err(err).Msg("sweep for abandoned runs: cannot take the job's lock")
-		}
-		return
-	}
-	defer s.release(lease)
 	ctx, cancel := context.WithTimeout(s.hard, s.stateTimeout())
 	defer cancel()
-	marked, err := s.history.abandon(ctx, name, s.ownerGone(ctx))
+	marked, err := s.history.abandon(ctx, name, s.ownerGone(ctx), s.holdLive)
 	if err != nil {
 		log.Warn().Err(err).Msg("cannot record runs abandoned by a replica that is gone")
 		return
@@ -253,12 +243,30 @@ func (s *Scheduler) sweepJob(name string) {
 	}
 }
 
+// holdLive reports whether the job's record at rev has a hold that is not
+// over (see hold.go); a record it has not yet seen counts as held.
+func (s *Scheduler) holdLive(name string, st *jobState, rev uint64) bool {
+	if st.Holder == nil {
+		return false
+	}
+	over, _ := s.claims.holdOver(name, st.Holder.Lease, rev, s.holds.lease, time.Now())
+	return !over
+}
+
 // abandon marks the job's runs left "running" whose replica is gone as
-// abandoned and returns them. The caller holds the job's lock.
-func (h *History) abandon(ctx context.Context, name string, gone func(Run) bool) ([]Run, error) {
+// abandoned and returns them, unless live says a hold keeps the record; a
+// hold that is over goes with them.
+func (h *History) abandon(ctx context.Context, name string, gone func(Run) bool, live func(string, *jobState, uint64) bool) ([]Run, error) {
 	var marked []Run
-	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+	_, _, err := h.updateAt(ctx, name, nil, 0, func(st *jobState, rev uint64) bool {
+		if live(name, st, rev) {
+			marked = nil
+			return false
+		}
 		marked = markAbandoned(st, gone)
+		if len(marked) > 0 {
+			st.Holder = nil
+		}
 		return len(marked) > 0
 	})
 	if err != nil {

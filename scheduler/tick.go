@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -11,11 +10,12 @@ import (
 	"github.com/cronlock/cronlock/lock"
 )
 
-// runTick tries to run one tick: take the job's lock, claim the tick in
-// the shared history, run the job under the lease, record the result,
-// release the lock. A suspended job's tick is recorded as skipped instead.
-// gapReason labels the ticks the claim finds missed before this one. It
-// reports whether NATS answered (false: an outage, which the loop retries).
+// runTick tries to run one tick: take the job's lock and claim the tick in
+// one write of its state record, run the job under the lease, record the
+// result and free the lock in another. A suspended job's tick is recorded
+// as skipped instead. gapReason labels the ticks the claim finds missed
+// before this one. It reports whether NATS answered (false: an outage,
+// which the loop retries).
 func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	name := e.job.Name
 	log := s.log.With().Str("job", name).Time("tick", tick).Logger()
@@ -30,41 +30,38 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	if e.outageMarked() {
 		gapReason = ReasonOutage
 	}
-	lease, reason, err := s.lockTick(e, tick)
+	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, definition: e.job.Definition}
+	var c claimed
+	req := claimRequest{sched: e.sched, run: run, gapReason: gapReason, held: e.heldSince(), gone: s.ownerGone(s.ctx)}
+	lease, reason, err := s.lockTick(e, tick, claimChange(req, &c))
 	if lease == nil {
 		s.skip(name, reason, err, log)
 		if reason == skipLocked && gapReason == ReasonOutage {
 			// Right after an outage the lock may be held by this replica's
-			// own acquire that NATS applied after the caller gave up (its
-			// reply lost, the write sent on reconnect); it frees at its
-			// lease's expiry. Keep the outage and retry: a replica that
-			// holds it to run the tick claims it, which ends the retries.
+			// own take that NATS applied after the caller gave up (its
+			// reply lost, the write sent on reconnect); unholdLater frees
+			// it, or its lease ends. Keep the outage and retry: a replica
+			// that holds it to run the tick claims it, which ends the
+			// retries.
 			return false
 		}
 		return s.answered(e, reason)
 	}
-	defer s.release(lease) // after the run has returned and its result is recorded
+	c.ok, c.st, c.rev = true, lease.written, lease.rev
+	defer s.release(lease)
 	defer s.slots.release()
-
-	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
-	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning,
-		definition: e.job.Definition}
-	c, err := s.claimTick(e, run, gapReason)
-	switch {
-	case err != nil:
-		s.skip(name, skipError, fmt.Errorf("cannot claim the tick in the history: %w", err), log)
-		return s.answered(e, skipError)
-	case !c.ok:
-		s.skip(name, skipAlreadyRun, nil, log)
-		return s.answered(e, skipAlreadyRun)
+	e.clearHeld(tick)
+	for _, r := range c.recorded {
+		s.result(r)
 	}
 	e.markOutage(false)
+	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
 	s.reportClaim(lease.Token(), c, log)
 	if gapReason != ReasonNoReplica {
 		log = log.With().Str("catch_up_after", string(gapReason)).Logger()
 	}
 	run = c.run
-	s.execute(s.hard, e, &run, lease, &c, log)
+	s.execute(s.hard, e, &run, lease, log)
 	return true
 }
 
@@ -88,35 +85,31 @@ func (s *Scheduler) rerunTick(e *entry) {
 	defer s.runs.Done()
 	name := e.job.Name
 	log := s.log.With().Str("job", name).Time("tick", tick).Bool("rerun", true).Logger()
-	lease, reason, err := s.lockTick(e, time.Time{})
+	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, definition: e.job.Definition}
+	var p *rerun
+	var c claimed
+	lease, reason, err := s.lockTick(e, time.Time{}, rerunChange(run, s.now(), s.ownerGone(s.ctx), &p, &c))
 	if lease == nil {
-		s.skip(name, reason, err, log)
+		if reason != skipAlreadyRun {
+			s.skip(name, reason, err, log)
+		}
 		return
 	}
 	defer s.release(lease)
 	defer s.slots.release()
-	run := Run{Job: name, Tick: tick, Owner: lease.Owner(), Token: lease.Token(), Start: s.now(), Status: StatusRunning,
-		definition: e.job.Definition}
-	ctx, cancel := context.WithTimeout(s.hard, s.stateTimeout())
-	p, c, err := s.history.claimRerun(ctx, run, s.now(), s.ownerGone(ctx))
-	cancel()
-	if err != nil || p == nil {
-		if err != nil {
-			log.Warn().Err(err).Msg("cannot claim the rerun in the history")
-		}
-		return
-	}
 	run = c.run
 	run.interruptions = p.Interruptions
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
-	s.execute(s.hard, e, &run, lease, &c, log)
+	s.execute(s.hard, e, &run, lease, log)
 }
 
-// lockTick takes the job's lock for tick, after the spread delay and a run
-// slot (Options.MaxConcurrentRuns), waiting only until another replica
-// claims the tick (a zero tick: no such wait). Without a lease it returns
-// the reason to skip; with one, the caller releases the slot.
-func (s *Scheduler) lockTick(e *entry, tick time.Time) (Lease, string, error) {
+// lockTick takes the job's lock for tick and makes change in the same
+// write, after the spread delay and a run slot (Options.MaxConcurrentRuns),
+// waiting only until another replica claims the tick (a zero tick: no such
+// wait). Without a lease it returns the reason to skip; with one, the
+// caller releases the slot. On a lease, c (filled by change) gets the
+// state written.
+func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*jobState, *hold) bool) (*heldLock, string, error) {
 	name := e.job.Name
 	if !tick.IsZero() && s.claims.covers(name, tick) {
 		return nil, skipAlreadyRun, nil
@@ -130,10 +123,12 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time) (Lease, string, error) {
 		return nil, s.cutShort(actx), nil
 	}
 	started := time.Now()
-	lease, err := s.acquire(actx, name, s.opts.AcquireTimeout)
+	res, err := s.take(actx, takeRequest{name: name, owner: s.registry.ID(), timeout: s.opts.AcquireTimeout, change: change})
 	result, reason := "acquired", ""
 	switch {
-	case err == nil:
+	case err == nil && res.outcome == taken:
+	case err == nil: // refused: the tick (or the rerun) was claimed already, or the job is suspended
+		result, reason = "not_acquired", skipAlreadyRun
 	case actx.Err() != nil && s.ctx.Err() == nil:
 		result, reason = "not_acquired", skipAlreadyRun // claimed by another replica while waiting
 	case errors.Is(err, lock.ErrNotAcquired):
@@ -145,10 +140,12 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time) (Lease, string, error) {
 		result, reason = "error", skipError
 	}
 	s.m.acquire.WithLabelValues(result).Observe(time.Since(started).Seconds())
-	if lease == nil {
+	if res.lock == nil {
 		s.slots.release()
+		return nil, reason, err
 	}
-	return lease, reason, err
+	res.lock.written, res.lock.rev = res.st, res.rev
+	return res.lock, reason, nil
 }
 
 // cutShort is the skip reason when waiting for a turn ended early.
@@ -195,21 +192,6 @@ func (s *Scheduler) skipSuspended(e *entry, tick time.Time, log zerolog.Logger) 
 	return true
 }
 
-// claimTick claims the run's tick in the shared history, bounded in time.
-func (s *Scheduler) claimTick(e *entry, run Run, gapReason Reason) (claimed, error) {
-	ctx, cancel := context.WithTimeout(s.hard, s.stateTimeout())
-	defer cancel()
-	c, err := s.history.claim(ctx, claimRequest{sched: e.sched, run: run, gapReason: gapReason,
-		held: e.heldSince(), gone: s.ownerGone(ctx)})
-	if err == nil && c.ok {
-		e.clearHeld(run.Tick)
-		for _, r := range c.recorded {
-			s.result(r)
-		}
-	}
-	return c, err
-}
-
 // reportClaim logs and counts what a claim found: missed ticks, and a
 // fencing token that went backwards.
 func (s *Scheduler) reportClaim(token uint64, c claimed, log zerolog.Logger) {
@@ -238,7 +220,7 @@ func (s *Scheduler) reportClaim(token uint64, c claimed, log zerolog.Logger) {
 // release frees a lease with a bounded wait. If NATS does not take it, the
 // lock keeps trying once NATS answers (and the server's TTL frees the key
 // at the latest); the failure is logged, since every replica waits for it.
-func (s *Scheduler) release(lease Lease) {
+func (s *Scheduler) release(lease *heldLock) {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	if err := lease.Release(ctx); err != nil {

@@ -58,7 +58,7 @@ func (s *Scheduler) TriggerRun(ctx context.Context, name string, started func(Ru
 // started.
 type manualRun struct {
 	e     *entry
-	lease Lease
+	lease *heldLock
 	run   Run
 }
 
@@ -69,22 +69,18 @@ func (s *Scheduler) startManual(ctx context.Context, name string) (manualRun, er
 	if err != nil {
 		return manualRun{}, err
 	}
-	lease, err := s.acquire(ctx, name, s.opts.AcquireTimeout)
+	now := s.now()
+	run := Run{Job: name, Tick: now, Manual: true, Start: now, Status: StatusRunning, definition: e.job.Definition}
+	var recorded Run
+	res, err := s.take(ctx, takeRequest{name: name, owner: s.registry.ID(), timeout: s.opts.AcquireTimeout,
+		change: manualChange(run, &recorded)})
 	if err != nil {
 		s.runs.Done()
 		return manualRun{}, fmt.Errorf("scheduler: Trigger %q: %w", name, err)
 	}
-	now := s.now()
-	run := Run{Job: name, Tick: now, Manual: true, Owner: lease.Owner(), Token: lease.Token(), Start: now, Status: StatusRunning,
-		definition: e.job.Definition}
-	rctx, cancel := context.WithTimeout(ctx, manualRecordTimeout)
-	run, err = s.history.addManual(rctx, run)
-	cancel()
-	if err != nil {
-		s.release(lease)
-		s.runs.Done()
-		return manualRun{}, fmt.Errorf("scheduler: Trigger %q: record: %w", name, err)
-	}
+	lease := res.lock
+	lease.written, lease.rev = res.st, res.rev
+	run = recorded
 	return manualRun{e: e, lease: lease, run: run}, nil
 }
 
@@ -117,6 +113,6 @@ func (s *Scheduler) runManual(ctx context.Context, m manualRun) Run {
 	defer unhook()
 	run := m.run
 	log := s.log.With().Str("job", run.Job).Time("tick", run.Tick).Bool("manual", true).Str("owner", run.Owner).Uint64("token", run.Token).Logger()
-	s.execute(parent, m.e, &run, m.lease, nil, log)
+	s.execute(parent, m.e, &run, m.lease, log)
 	return run
 }

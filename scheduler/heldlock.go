@@ -1,0 +1,187 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/cronlock/cronlock/lock"
+)
+
+// heldLock is a job's hold as the replica holding it sees it: it renews
+// the hold every RenewInterval and ends, with lock.ErrLeaseLost, when the
+// record shows another hold or no renewal is confirmed by the local safe
+// deadline (see hold.go). It satisfies Lease.
+type heldLock struct {
+	s     *Scheduler
+	name  string
+	owner string
+	id    string
+	token uint64
+	// written and rev are the record as the take wrote it: the result's
+	// write starts from them.
+	written jobState
+	rev     uint64
+
+	stop   chan struct{} // closed by settle: renewal ends
+	exited chan struct{} // closed when the renewal goroutine returns
+	once   sync.Once
+
+	mu       sync.Mutex
+	deadline time.Time
+	moved    chan struct{}
+	lost     bool
+	freed    bool // the record no longer holds it (its result freed it)
+	ctx      context.Context
+	end      context.CancelCauseFunc
+}
+
+func (s *Scheduler) newHeldLock(name string, h *hold, sent time.Time) *heldLock {
+	ctx, end := context.WithCancelCause(context.Background())
+	l := &heldLock{s: s, name: name, owner: h.Owner, id: h.Lease, token: h.Token,
+		stop: make(chan struct{}), exited: make(chan struct{}),
+		deadline: s.holds.safeDeadline(sent), moved: make(chan struct{}), ctx: ctx, end: end}
+	go l.keep()
+	return l
+}
+
+func (l *heldLock) Owner() string            { return l.owner }
+func (l *heldLock) Token() uint64            { return l.token }
+func (l *heldLock) Context() context.Context { return l.ctx }
+
+// Deadline is the local safe deadline and a channel closed when it moves.
+func (l *heldLock) Deadline() (time.Time, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline, l.moved
+}
+
+func (l *heldLock) setDeadline(d time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.deadline = d
+	close(l.moved)
+	l.moved = make(chan struct{})
+}
+
+func (l *heldLock) localDeadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
+// keep renews the hold until settle or its loss.
+func (l *heldLock) keep() {
+	defer close(l.exited)
+	t := l.s.holds
+	deadline := time.NewTimer(time.Until(l.localDeadline()))
+	defer deadline.Stop()
+	renew := time.NewTimer(t.renew)
+	defer renew.Stop()
+	for retry := 0; ; {
+		select {
+		case <-l.stop:
+			return
+		case <-deadline.C:
+			l.lose("no renewal confirmed before the local safe deadline")
+			return
+		case <-renew.C:
+		}
+		sent := time.Now()
+		err := l.renew()
+		switch {
+		case err == nil:
+			retry = 0
+			d := t.safeDeadline(sent)
+			l.setDeadline(d)
+			deadline.Reset(time.Until(d))
+			renew.Reset(t.renew)
+		case errors.Is(err, errHoldTaken):
+			l.lose(err.Error())
+			return
+		default:
+			l.s.log.Debug().Err(err).Str("job", l.name).Msg("lock renewal failed; retrying")
+			renew.Reset(min(holdBackoff(retry, t), max(time.Until(l.localDeadline()), 0)))
+			retry++
+		}
+	}
+}
+
+func holdBackoff(n int, t holdTimes) time.Duration {
+	d := t.retryBase << min(n, 16)
+	return min(d, t.retryMax)
+}
+
+var errHoldTaken = errors.New("the job's record no longer holds this lease")
+
+// renew rewrites the record while it holds this lease, within the local
+// safe deadline.
+func (l *heldLock) renew() error {
+	ctx, cancel := context.WithDeadline(context.Background(), l.localDeadline())
+	defer cancel()
+	var mine bool
+	_, _, err := l.s.history.update(ctx, l.name, nil, 0, func(st *jobState) bool {
+		mine = st.Holder != nil && st.Holder.Lease == l.id
+		if mine {
+			st.Holder.At = l.s.now().UTC()
+		}
+		return mine
+	})
+	if err == nil && !mine {
+		return errHoldTaken
+	}
+	return err
+}
+
+func (l *heldLock) lose(reason string) {
+	l.mu.Lock()
+	if l.lost {
+		l.mu.Unlock()
+		return
+	}
+	l.lost = true
+	l.deadline = time.Now()
+	close(l.moved)
+	l.moved = make(chan struct{})
+	l.mu.Unlock()
+	l.end(lock.ErrLeaseLost)
+	l.s.log.Warn().Str("job", l.name).Str("owner", l.owner).Uint64("token", l.token).Str("reason", reason).Msg("lock lease lost")
+}
+
+// settle stops the renewal and waits for it: the run has ended and its
+// result is about to free the hold (a renewal after that would read as a
+// loss).
+func (l *heldLock) settle() {
+	l.once.Do(func() { close(l.stop) })
+	<-l.exited
+}
+
+// markFreed notes that a write of the record freed the hold.
+func (l *heldLock) markFreed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.freed = true
+}
+
+// Release frees the hold if no write has yet (a run whose result could
+// not be recorded, a manual start that failed): a write of the record that
+// clears the hold while it is this lease's. If NATS does not answer it
+// keeps trying in the background; the hold ends for every replica a lease
+// after its last write at the latest.
+func (l *heldLock) Release(ctx context.Context) error {
+	l.settle()
+	l.mu.Lock()
+	freed := l.freed
+	l.mu.Unlock()
+	defer l.end(context.Canceled)
+	if freed {
+		return nil
+	}
+	if err := l.s.history.unhold(ctx, l.name, l.id); err != nil {
+		l.s.unholdLater(l.name, l.id)
+		return err
+	}
+	l.markFreed()
+	return nil
+}

@@ -1,0 +1,224 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nuid"
+
+	"github.com/cronlock/cronlock/lock"
+)
+
+// A job's lock is its state record. Taking it is the same compare-and-swap
+// write that claims the tick (or records a manual run, a rerun's start),
+// and freeing it is the write that records the result: two stored writes
+// per job-tick, where a lock of its own cost two more. The record says who
+// holds it (jobState.Holder) and, in holderHeader, which lease, so every
+// replica's headers-only watch of the history knows.
+//
+// The record has no TTL: a crashed holder's record must keep the tick it
+// claimed, or a late replica could run that tick again once the TTL had
+// erased it. Expiry is measured instead by each replica from what it saw:
+// a hold it has watched go unchanged for a whole lease, by its own
+// monotonic clock, is over. The holder renews by rewriting the record every
+// RenewInterval, and stops (its run's context cancelled with
+// lock.ErrLeaseLost, its child killed at the lease's local safe deadline)
+// when no renewal is confirmed by LeaseDuration minus a tenth after the
+// last confirmed one was sent. A write is seen after it is stored, which is
+// after it was sent, so every replica's "a lease since I saw it" ends after
+// the holder's own deadline, whatever the clocks say: no wall clock takes
+// part, so skew cannot let two holders overlap. Any write of the record
+// (a renewal, a suspension) starts the count again, which only delays a
+// takeover.
+//
+// The first sight of a record counts as its write: a replica that starts
+// while a job is held waits a whole lease before taking it over.
+
+// hold is the run holding a job's lock, as its state record stores it.
+type hold struct {
+	Owner string `json:"owner"`
+	// Lease identifies the hold: one per take, kept across the take's
+	// retries, so a write whose reply was lost is known as ours.
+	Lease string `json:"lease"`
+	Token uint64 `json:"token"`
+	// At is when the hold was taken or last renewed, on the holder's clock
+	// (for people: replicas measure expiry on their own clocks).
+	At time.Time `json:"at"`
+}
+
+// holderHeader carries the holding lease on every write of a job's state,
+// for the watch; absent while the lock is free.
+const holderHeader = "Cronlock-Holder"
+
+// holdTimes are the lease timings of holds, from the lock's options.
+type holdTimes struct {
+	lease, renew time.Duration
+	retryBase    time.Duration
+	retryMax     time.Duration
+}
+
+func holdTimesOf(o lock.Options) holdTimes {
+	return holdTimes{lease: o.LeaseDuration, renew: o.RenewInterval, retryBase: o.AcquireRetryBaseDelay, retryMax: o.AcquireRetryMaxDelay}
+}
+
+// safeDeadline is the holder's local safe deadline for a write sent at
+// sent: a tenth of the lease before any replica can count it over.
+func (t holdTimes) safeDeadline(sent time.Time) time.Time {
+	return sent.Add(t.lease - t.lease/10)
+}
+
+// nextToken returns the fencing token of a new hold on st: one more than
+// any token the job's record knows, so tokens grow across holders, and
+// across an update from releases whose tokens were the lock stream's
+// sequence.
+func nextToken(st *jobState) uint64 {
+	top := st.LastToken
+	for _, r := range st.Runs {
+		top = max(top, r.Token)
+	}
+	if st.Holder != nil {
+		top = max(top, st.Holder.Token)
+	}
+	return top + 1
+}
+
+// takeOutcome says how an attempt to take a job's hold ended.
+type takeOutcome int
+
+const (
+	taken    takeOutcome = iota
+	refused              // the change said no (the tick was claimed already, ...)
+	heldElse             // another live hold kept it until the timeout
+)
+
+// takeRequest is one attempt to take a job's hold, with the change it
+// makes to the record in the same write.
+type takeRequest struct {
+	name    string
+	owner   string
+	timeout time.Duration
+	// change edits the record that the hold is taken on; false refuses
+	// (nothing is written). It may be called several times (conflicts, a
+	// wait for the lock); the last call's effects are what was written.
+	change func(st *jobState, h *hold) bool
+	// guess and rev, when known, save a read.
+	guess *jobState
+	rev   uint64
+}
+
+// errHoldUncertain wraps a NATS failure of a take whose write may have
+// been stored; the hold is freed in the background.
+var errHoldUncertain = errors.New("the write may have been stored")
+
+// take takes the job's hold and makes req.change in one write, waiting
+// while another live hold keeps the record, up to req.timeout, and waking
+// when the watch shows the record change or the hold's lease end. Each
+// write is bounded by the state timeout, and ctx bounds it all. On taken it
+// returns the held lock and the state written; on heldElse the error is a
+// *lock.NotAcquiredError naming the holder.
+func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, error) {
+	wctx, cancel := context.WithTimeout(ctx, req.timeout)
+	defer cancel()
+	id := nuid.Next()
+	guess, rev := req.guess, req.rev
+	for {
+		changed := s.claims.onChange(req.name)
+		var wait time.Duration
+		var holder *hold
+		refusedByChange := false
+		sent := time.Now()
+		// The write is not cut short with ctx: the watch may deliver this
+		// very write (the tick claimed: the caller's ctx ends) before its
+		// acknowledgement, which must still be read.
+		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), s.stateTimeout())
+		st, newRev, err := s.history.updateAt(uctx, req.name, guess, rev, func(st *jobState, rev uint64) bool {
+			refusedByChange, wait, holder = false, 0, nil
+			if st.Holder != nil && st.Holder.Lease != id {
+				if ok, w := s.claims.holdOver(req.name, st.Holder.Lease, rev, s.holds.lease, time.Now()); !ok {
+					wait, holder = w, st.Holder
+					return false
+				}
+			}
+			h := &hold{Owner: req.owner, Lease: id, Token: nextToken(st), At: s.now().UTC()}
+			if !req.change(st, h) {
+				refusedByChange = true
+				return false
+			}
+			st.Holder, st.LastToken = h, h.Token
+			return true
+		})
+		ucancel()
+		guess, rev = nil, 0
+		switch {
+		case err != nil:
+			s.unholdLater(req.name, id) // the write may have been stored
+			return takeResult{}, fmt.Errorf("%w: %w", errHoldUncertain, err)
+		case newRev != 0:
+			return takeResult{lock: s.newHeldLock(req.name, st.Holder, sent), outcome: taken, st: st, rev: newRev}, nil
+		case refusedByChange:
+			return takeResult{outcome: refused}, nil
+		}
+		if !s.awaitHold(wctx, changed, wait) {
+			if err := ctx.Err(); err != nil {
+				return takeResult{}, err
+			}
+			nae := &lock.NotAcquiredError{Key: req.name, Timeout: req.timeout}
+			if holder != nil {
+				nae.Holder = lock.Holder{Key: req.name, Owner: holder.Owner, Token: holder.Token, AcquiredAt: holder.At}
+			}
+			return takeResult{outcome: heldElse}, nae
+		}
+	}
+}
+
+// takeResult is what take got: on taken, the lock and the state written
+// with its revision.
+type takeResult struct {
+	lock    *heldLock
+	outcome takeOutcome
+	st      jobState
+	rev     uint64
+}
+
+// awaitHold waits until the watch shows the record changed, or wait has
+// passed (the hold's lease may be over: look again), or ctx is done
+// (false).
+func (s *Scheduler) awaitHold(ctx context.Context, changed <-chan struct{}, wait time.Duration) bool {
+	t := time.NewTimer(max(wait, time.Millisecond))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-changed:
+	case <-t.C:
+	}
+	return true
+}
+
+// unholdLater frees, in the background, a hold that a take or a release
+// whose verdict was lost may have left on the record: until NATS answers
+// that the record no longer holds lease id, or for two leases (by then a
+// replica that saw it has taken it over). Without it the job would stay
+// locked for a lease after every lost reply.
+func (s *Scheduler) unholdLater(name, id string) {
+	s.reapers.Add(1)
+	go func() {
+		defer s.reapers.Done()
+		until := time.Now().Add(2 * s.holds.lease)
+		for pause := s.holds.retryBase; time.Now().Before(until); pause = min(2*pause, s.holds.retryMax) {
+			ctx, cancel := context.WithTimeout(context.Background(), s.holds.retryMax)
+			err := s.history.unhold(ctx, name, id)
+			cancel()
+			if err == nil {
+				return
+			}
+			select {
+			case <-s.closing:
+				return
+			case <-time.After(pause):
+			}
+		}
+	}()
+}
