@@ -13,6 +13,7 @@ import (
 
 	"github.com/cronlock/cronlock/internal/kv"
 	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/lock"
 )
 
 // History is the run history shared by every replica: per job, the last
@@ -23,6 +24,7 @@ import (
 type History struct {
 	bucket *kv.Bucket
 	size   int
+	lease  time.Duration // see HistoryOptions.LeaseDuration
 	// cache saves the scheduler reads of the states it wrote or read last (see
 	// stateCache). Nil in a History from OpenHistory: operator commands
 	// read the key every time.
@@ -42,6 +44,10 @@ type HistoryOptions struct {
 	Replicas int
 	// Size is the number of runs kept per job. Default DefaultHistorySize.
 	Size int
+	// LeaseDuration is the jobs' lease (lock.Options.LeaseDuration), for
+	// the expiry that Holder and Locks report. Default
+	// lock.DefaultLeaseDuration.
+	LeaseDuration time.Duration
 }
 
 // Headers on every write of a job's state, so replicas follow claims,
@@ -77,7 +83,10 @@ func OpenHistory(ctx context.Context, js jetstream.JetStream, opts HistoryOption
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: history: %w", err)
 	}
-	return &History{bucket: b, size: opts.Size}, nil
+	if opts.LeaseDuration <= 0 {
+		opts.LeaseDuration = lock.DefaultLeaseDuration
+	}
+	return &History{bucket: b, size: opts.Size, lease: opts.LeaseDuration}, nil
 }
 
 // Runs returns the job's recent runs, newest first, without their output
@@ -296,15 +305,26 @@ func (h *History) Resume(ctx context.Context, name string) error {
 	return err
 }
 
-// unhold frees the job's hold if the record holds lease id. It returns nil
-// when it freed it or the record holds something else.
-func (h *History) unhold(ctx context.Context, name, id string) error {
+// unhold frees the job's hold if the record holds lease id, with
+// unstarted recording its run as not started (see dropUnstarted), and
+// returns the entries it changed. It returns a nil error when it freed the hold or the record
+// holds something else.
+func (h *History) unhold(ctx context.Context, name, id string, unstarted bool) ([]Run, error) {
+	var dropped []Run
 	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+		dropped = nil
 		if st.Holder == nil || st.Holder.Lease != id {
 			return false
 		}
-		st.Holder = nil
+		if unstarted {
+			dropped = dropUnstarted(st)
+		} else {
+			st.Holder = nil
+		}
 		return true
 	})
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return dropped, nil
 }

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"errors"
 	"fmt"
 	"time"
@@ -43,6 +45,10 @@ type hold struct {
 	// retries, so a write whose reply was lost is known as ours.
 	Lease string `json:"lease"`
 	Token uint64 `json:"token"`
+	// Since is when the hold was taken, and At when it was taken or last
+	// renewed, on the holder's clock (for people: replicas measure expiry
+	// on their own clocks).
+	Since time.Time `json:"since"`
 	// At is when the hold was taken or last renewed, on the holder's clock
 	// (for people: replicas measure expiry on their own clocks).
 	At time.Time `json:"at"`
@@ -112,10 +118,13 @@ type takeRequest struct {
 // been stored; the hold is freed in the background.
 var errHoldUncertain = errors.New("the write may have been stored")
 
+// errNotConnected is a take's error while the connection to NATS is down.
+var errNotConnected = errors.New("not connected to NATS")
+
 // take takes the job's hold and makes req.change in one write, waiting
 // while another live hold keeps the record, up to req.timeout, and waking
-// when the watch shows the record change or the hold's lease end. Each
-// write is bounded by the state timeout, and ctx bounds it all. On taken it
+// when the watch shows the record change or the hold's lease end. The
+// timeout bounds the writes too; ctx bounds the waits. On taken it
 // returns the held lock and the state written; on heldElse the error is a
 // *lock.NotAcquiredError naming the holder.
 func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, error) {
@@ -124,24 +133,37 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 	id := nuid.Next()
 	guess, rev := req.guess, req.rev
 	for {
+		if !s.history.bucket.Connected() {
+			// A write now would wait in the client's reconnect buffer and
+			// could be stored long after this take gave up: a tick claimed
+			// that no one runs. Fail now, as NATS would.
+			return takeResult{}, errNotConnected
+		}
 		changed := s.claims.onChange(req.name)
 		var wait time.Duration
 		var holder *hold
+		var dropped []Run
 		refusedByChange := false
 		sent := time.Now()
-		// The write is not cut short with ctx: the watch may deliver this
-		// very write (the tick claimed: the caller's ctx ends) before its
-		// acknowledgement, which must still be read.
-		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), s.stateTimeout())
+		// The write ends with the take's timeout, as a tick's attempt must,
+		// but not with ctx: the watch may deliver this very write (the tick
+		// claimed: the caller's ctx ends) before its acknowledgement, which
+		// must still be read.
+		deadline, _ := wctx.Deadline()
+		uctx, ucancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		st, newRev, err := s.history.updateAt(uctx, req.name, guess, rev, func(st *jobState, rev uint64) bool {
-			refusedByChange, wait, holder = false, 0, nil
+			refusedByChange, wait, holder, dropped = false, 0, nil, nil
+			if st.Holder != nil && st.Holder.Lease != id && s.unsure.has(req.name, st.Holder.Lease) {
+				dropped = dropUnstarted(st) // our own take, stored after we gave up on it
+			}
 			if st.Holder != nil && st.Holder.Lease != id {
 				if ok, w := s.claims.holdOver(req.name, st.Holder.Lease, rev, s.holds.lease, time.Now()); !ok {
 					wait, holder = w, st.Holder
 					return false
 				}
 			}
-			h := &hold{Owner: req.owner, Lease: id, Token: nextToken(st), At: s.now().UTC()}
+			now := s.now().UTC()
+			h := &hold{Owner: req.owner, Lease: id, Token: nextToken(st), Since: now, At: now}
 			if !req.change(st, h) {
 				refusedByChange = true
 				return false
@@ -153,10 +175,11 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		guess, rev = nil, 0
 		switch {
 		case err != nil:
-			s.unholdLater(req.name, id) // the write may have been stored
+			s.unholdLater(req.name, id, true) // the write may have been stored
 			return takeResult{}, fmt.Errorf("%w: %w", errHoldUncertain, err)
 		case newRev != 0:
-			return takeResult{lock: s.newHeldLock(req.name, st.Holder, sent), outcome: taken, st: st, rev: newRev}, nil
+			s.reportUnstarted(dropped)
+			return takeResult{lock: s.newHeldLock(req.name, st.Holder, sent), outcome: taken, st: st, rev: newRev, dropped: dropped}, nil
 		case refusedByChange:
 			return takeResult{outcome: refused}, nil
 		}
@@ -180,6 +203,10 @@ type takeResult struct {
 	outcome takeOutcome
 	st      jobState
 	rev     uint64
+	// dropped are the runs of this replica's earlier takes that NATS
+	// stored after the take had given up, now recorded as not started
+	// (see dropUnstarted).
+	dropped []Run
 }
 
 // awaitHold waits until the watch shows the record changed, or wait has
@@ -198,20 +225,27 @@ func (s *Scheduler) awaitHold(ctx context.Context, changed <-chan struct{}, wait
 }
 
 // unholdLater frees, in the background, a hold that a take or a release
-// whose verdict was lost may have left on the record: until NATS answers
+// whose verdict was lost may have left on the record (unstarted: a take's,
+// whose run never started): until NATS answers
 // that the record no longer holds lease id, or for two leases (by then a
 // replica that saw it has taken it over). Without it the job would stay
-// locked for a lease after every lost reply.
-func (s *Scheduler) unholdLater(name, id string) {
+// locked for a lease after every lost reply. Meanwhile this replica's own
+// takes treat that hold as free (see unsure).
+func (s *Scheduler) unholdLater(name, id string, unstarted bool) {
+	if unstarted {
+		s.unsure.add(name, id)
+	}
 	s.reapers.Add(1)
 	go func() {
 		defer s.reapers.Done()
+		defer s.unsure.remove(name, id)
 		until := time.Now().Add(2 * s.holds.lease)
 		for pause := s.holds.retryBase; time.Now().Before(until); pause = min(2*pause, s.holds.retryMax) {
 			ctx, cancel := context.WithTimeout(context.Background(), s.holds.retryMax)
-			err := s.history.unhold(ctx, name, id)
+			dropped, err := s.history.unhold(ctx, name, id, unstarted)
 			cancel()
 			if err == nil {
+				s.reportUnstarted(dropped)
 				return
 			}
 			select {
@@ -221,4 +255,72 @@ func (s *Scheduler) unholdLater(name, id string) {
 			}
 		}
 	}()
+}
+
+// dropUnstarted frees st's hold and records its run, which never started
+// (the take's write was stored after its replica had given up on it), as
+// what it is: a scheduled tick missed for an outage, a manual run or a
+// rerun cancelled before it started. It returns the entries changed.
+func dropUnstarted(st *jobState) []Run {
+	p := st.Holder
+	st.Holder = nil
+	var out []Run
+	for i := range st.Runs {
+		r := &st.Runs[i]
+		if r.Status != StatusRunning || r.Owner != p.Owner || r.Token != p.Token {
+			continue
+		}
+		if r.Manual || r.Attempts > 0 {
+			r.Status, r.Error = StatusCancelled, "not started: NATS did not confirm the start in time"
+		} else {
+			g := gap{n: 1, first: r.Tick, last: r.Tick, reason: ReasonOutage}
+			r.Status, r.Reason, r.Ticks, r.Error = StatusMissed, ReasonOutage, 1, missedText(g, "")
+			r.Owner, r.Token, r.Start = "", 0, time.Time{}
+		}
+		out = append(out, *r)
+	}
+	return out
+}
+
+// reportUnstarted counts and reports runs that dropUnstarted changed.
+func (s *Scheduler) reportUnstarted(runs []Run) {
+	for _, r := range runs {
+		if r.Status == StatusMissed {
+			s.m.missed.WithLabelValues(r.Job, string(r.Reason)).Add(1)
+		}
+		s.result(r)
+	}
+}
+
+// unsureHolds are the leases of this replica's takes whose write had no
+// verdict, by job, while unholdLater frees them.
+type unsureHolds struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func (u *unsureHolds) add(name, id string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.m == nil {
+		u.m = map[string][]string{}
+	}
+	u.m[name] = append(u.m[name], id)
+}
+
+func (u *unsureHolds) remove(name, id string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	ids := slices.DeleteFunc(u.m[name], func(x string) bool { return x == id })
+	if len(ids) == 0 {
+		delete(u.m, name)
+		return
+	}
+	u.m[name] = ids
+}
+
+func (u *unsureHolds) has(name, id string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Contains(u.m[name], id)
 }

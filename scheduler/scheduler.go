@@ -45,6 +45,7 @@ type Scheduler struct {
 	// are the goroutines freeing holds whose write had no verdict, which
 	// stop when closing is closed.
 	holds   holdTimes
+	unsure  unsureHolds
 	reapers sync.WaitGroup
 	closing chan struct{}
 
@@ -99,7 +100,8 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	if err != nil {
 		return nil, err
 	}
-	h, err := OpenHistory(ctx, js, HistoryOptions{Bucket: o.HistoryBucket, Replicas: o.HistoryReplicas, Size: o.HistorySize})
+	h, err := OpenHistory(ctx, js, HistoryOptions{Bucket: o.HistoryBucket, Replicas: o.HistoryReplicas, Size: o.HistorySize,
+		LeaseDuration: locker.Options().LeaseDuration})
 	if err != nil {
 		return nil, err
 	}

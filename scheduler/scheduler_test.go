@@ -168,7 +168,7 @@ func TestLeaseLossCancelsRunAndAnotherReplicaTakesOver(t *testing.T) {
 	observer := newReplica(t, url, lockOpts("observer"), scheduler.Options{})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		h, err := observer.locker.Holder(context.Background(), "j")
+		h, err := observer.s.Holder(context.Background(), "j")
 		if err == nil && h.Owner == "cut" {
 			break
 		}

@@ -66,6 +66,7 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 		b = appendString(append(b, `,"holder":{"owner":`...), p.Owner)
 		b = appendString(append(b, `,"lease":`...), p.Lease)
 		b = strconv.AppendUint(append(b, `,"token":`...), p.Token, 10)
+		b, err = appendNamedTime(b, err, `,"since":`, p.Since)
 		b, err = appendNamedTime(b, err, `,"at":`, p.At)
 		b = append(b, '}')
 	}

@@ -83,7 +83,7 @@ func randomState(rng *rand.Rand) jobState {
 		st.Definition = randomString(rng) // "" included: omitted
 	}
 	if rng.IntN(2) == 0 {
-		st.Holder = &hold{Owner: randomString(rng), Lease: randomString(rng), Token: rng.Uint64(), At: randomTime(rng)}
+		st.Holder = &hold{Owner: randomString(rng), Lease: randomString(rng), Token: rng.Uint64(), Since: randomTime(rng), At: randomTime(rng)}
 	}
 	st.LastToken = uint64(rng.IntN(2)) * rng.Uint64()
 	return st
