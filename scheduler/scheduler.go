@@ -46,6 +46,10 @@ type Scheduler struct {
 	// stop when closing is closed.
 	holds   holdTimes
 	unsure  unsureHolds
+	// older and legacy serve a rolling update from an older stored
+	// format (compat.go): legacy is the lock bucket it used.
+	older   olderGate
+	legacy  *lock.Locker
 	reapers sync.WaitGroup
 	closing chan struct{}
 
@@ -114,12 +118,12 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	if !o.LocalClock {
 		offset = &registry.OffsetEstimate{}
 	}
-	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Started: o.Clock.Now().UTC()}
+	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Format: StoredFormat, Started: o.Clock.Now().UTC()}
 	s := &Scheduler{
 		acquire: acquireWith(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
 		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(),
-		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}),
+		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}), legacy: locker,
 	}
 	h.repairs = &repairs{now: s.serverNow, report: s.anomaly}
 	s.claims.trusted = s.trustedTick

@@ -157,8 +157,8 @@ func (s *Scheduler) sweepLoop(ctx context.Context) {
 // (see above), maxSweeps at a time. A sweep that outlasts sweepEvery delays
 // the next (the ticker drops ticks).
 func (s *Scheduler) sweep() {
-	if !s.health.Settled(time.Now()) {
-		return // its view of the others cannot be trusted yet
+	if !s.health.Settled(time.Now()) || s.deferring() {
+		return // its view of the others cannot be trusted yet, or an older release sweeps
 	}
 	live := s.registry.Live()
 	self := s.registry.ID()

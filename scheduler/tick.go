@@ -24,6 +24,10 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 		return true
 	}
 	defer s.runs.Done()
+	if s.deferring() {
+		s.skipDeferred(name, log)
+		return true
+	}
 	if s.suspended(e) {
 		return s.skipSuspended(e, tick, log)
 	}
@@ -79,7 +83,7 @@ func (s *Scheduler) answered(e *entry, reason string) bool {
 // replica takes the lock and the rerun first.
 func (s *Scheduler) rerunTick(e *entry) {
 	tick, ok := s.claims.rerun(e.job.Name)
-	if !ok || !s.beginRun() {
+	if !ok || s.deferring() || !s.beginRun() {
 		return
 	}
 	defer s.runs.Done()
@@ -121,6 +125,11 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*jobState, *h
 	}
 	if err := s.waitTurn(actx, e, tick); err != nil {
 		return nil, s.cutShort(actx), nil
+	}
+	if h, held := s.legacyHeld(actx, name); held {
+		s.slots.release()
+		e.noteHeld(tick, &lock.NotAcquiredError{Key: name, Holder: h})
+		return nil, skipLocked, &lock.NotAcquiredError{Key: name, Timeout: s.opts.AcquireTimeout, Holder: h}
 	}
 	started := time.Now()
 	res, err := s.take(actx, takeRequest{name: name, owner: s.registry.ID(), timeout: s.opts.AcquireTimeout, change: change})

@@ -65,6 +65,9 @@ type manualRun struct {
 // startManual takes the job's lock and records the manual run's start. On
 // success the run counts in s.runs until runManual ends it.
 func (s *Scheduler) startManual(ctx context.Context, name string) (manualRun, error) {
+	if err := s.awaitReplicas(ctx); err != nil {
+		return manualRun{}, fmt.Errorf("scheduler: Trigger %q: %w", name, err)
+	}
 	e, err := s.beginManual(name)
 	if err != nil {
 		return manualRun{}, err
@@ -93,6 +96,7 @@ func (s *Scheduler) beginManual(name string) (*entry, error) {
 	if s.stopping {
 		return nil, fmt.Errorf("scheduler: Trigger %q: %w", name, ErrStopped)
 	}
+
 	e, ok := s.jobs[name]
 	if !ok {
 		return nil, fmt.Errorf("scheduler: Trigger: %w %q", ErrUnknownJob, name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -55,8 +56,9 @@ func New(b *kv.Bucket, self Replica, offset *OffsetEstimate, now func() time.Tim
 
 // announced is a replica's last announcement as the watch heard it.
 type announced struct {
-	id   string
-	seen time.Time // stored, server clock
+	id     string
+	seen   time.Time // stored, server clock
+	format int
 }
 
 // ID is this replica's id.
@@ -80,6 +82,22 @@ func (r *Registry) Live() []string {
 			continue
 		}
 		out = append(out, a.id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Older returns the ids of the live replicas that announce an older
+// stored format than this replica's (see Replica.Format), sorted.
+func (r *Registry) Older() []string {
+	now := r.clock.Now()
+	r.othersMu.Lock()
+	defer r.othersMu.Unlock()
+	var out []string
+	for _, a := range r.others {
+		if a.format < r.self.Format && Live(a.seen, now) {
+			out = append(out, a.id)
+		}
 	}
 	slices.Sort(out)
 	return out
@@ -114,7 +132,8 @@ func (r *Registry) heard(key string, rev uint64, stored time.Time, h nats.Header
 	if free {
 		delete(r.others, key)
 	} else if id := h.Get(idHeader); id != "" {
-		r.others[key] = announced{id: id, seen: stored}
+		format, _ := strconv.Atoi(h.Get(formatHeader))
+		r.others[key] = announced{id: id, seen: stored, format: format}
 	}
 	r.othersMu.Unlock()
 	if free {
@@ -157,8 +176,8 @@ func (r *Registry) Announce(ctx context.Context, running []string) error {
 	t0 := r.now()
 	r.mu.Lock() // hold off the watch's sample until the revision is known
 	defer r.mu.Unlock()
-	rev, err := r.bucket.Put(ctx, kv.Write{Key: r.key, Value: data, TTL: TTL, Expected: r.pending.rev,
-		Header: nats.Header{idHeader: []string{r.self.ID}}})
+	hdr := r.header()
+	rev, err := r.bucket.Put(ctx, kv.Write{Key: r.key, Value: data, TTL: TTL, Expected: r.pending.rev, Header: hdr})
 	if kv.IsConflict(err) { // an earlier process with this id, or a lost reply: write over it
 		var e *kv.Entry
 		if e, err = r.bucket.Last(ctx, r.key); err == nil {
@@ -166,8 +185,7 @@ func (r *Registry) Announce(ctx context.Context, running []string) error {
 			if e != nil {
 				last = e.Revision
 			}
-			rev, err = r.bucket.Put(ctx, kv.Write{Key: r.key, Value: data, TTL: TTL, Expected: last,
-				Header: nats.Header{idHeader: []string{r.self.ID}}})
+			rev, err = r.bucket.Put(ctx, kv.Write{Key: r.key, Value: data, TTL: TTL, Expected: last, Header: hdr})
 		}
 	}
 	if err != nil {
@@ -175,6 +193,15 @@ func (r *Registry) Announce(ctx context.Context, running []string) error {
 	}
 	r.pending.rev, r.pending.t0, r.pending.t1 = rev, t0, r.now()
 	return nil
+}
+
+// header is the announcement's headers: the id, and the format if any.
+func (r *Registry) header() nats.Header {
+	h := nats.Header{idHeader: []string{r.self.ID}}
+	if r.self.Format > 0 {
+		h.Set(formatHeader, strconv.Itoa(r.self.Format))
+	}
+	return h
 }
 
 // Leave removes the announcement and stops the watch.

@@ -20,10 +20,14 @@ import (
 // more once its last announcement is TTL old by the server's clock,
 // whether or not the server has expired it yet (see Live).
 type Replica struct {
-	ID      string    `json:"id"` // the owner id its locks carry
-	Host    string    `json:"host,omitempty"`
-	PID     int       `json:"pid,omitempty"`
-	Version string    `json:"version,omitempty"`
+	ID      string `json:"id"` // the owner id its locks carry
+	Host    string `json:"host,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Format is the stored format of the jobs' records that the replica
+	// reads and writes (see the scheduler's StoredFormat); 0 for releases
+	// from before replicas announced one.
+	Format  int       `json:"format,omitempty"`
 	Started time.Time `json:"started"`
 	// Running lists the jobs it runs now.
 	Running []string `json:"running"`
@@ -41,6 +45,10 @@ const TTL = 6 * time.Second
 // idHeader carries the replica's id on its announcements, for the
 // headers-only watch.
 const idHeader = "Cronlock-Replica"
+
+// formatHeader carries the replica's Format on its announcements, for the
+// headers-only watch; absent for format 0.
+const formatHeader = "Cronlock-Format"
 
 // markerTTL is how long the marker of a removed or expired announcement
 // lives.
