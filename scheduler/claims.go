@@ -26,7 +26,7 @@ type claims struct {
 	waits map[string][]claimWait
 	// changes are closed at the next delivery of the job's state.
 	changes map[string]chan struct{}
-	f     *follow.Follower
+	f       *follow.Follower
 	// changed is called (outside the lock) with each job's new view.
 	changed func(name string, v view)
 	// trusted filters the last claimed tick of each write: the zero time

@@ -2,10 +2,10 @@ package scheduler
 
 import (
 	"context"
-	"slices"
-	"sync"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nuid"

@@ -44,8 +44,8 @@ type Scheduler struct {
 	// holds are the lease timings of the jobs' locks (hold.go); reapers
 	// are the goroutines freeing holds whose write had no verdict, which
 	// stop when closing is closed.
-	holds   holdTimes
-	unsure  unsureHolds
+	holds  holdTimes
+	unsure unsureHolds
 	// older and legacy serve a rolling update from an older stored
 	// format (compat.go): legacy is the lock bucket it used.
 	older   olderGate

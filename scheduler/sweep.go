@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
 )
 
 // Abandoned runs, found without waiting for a claim. A replica killed in a
