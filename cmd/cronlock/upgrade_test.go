@@ -25,7 +25,7 @@ import (
 const (
 	previousBinaryEnv = "CRONLOCK_PREVIOUS_BINARY"
 	// previousRelease is the commit of the previous release.
-	previousRelease = "10c9fc0"
+	previousRelease = "0a32453"
 	previousBuild   = "git worktree add /tmp/cronlock-prev-src " + previousRelease +
 		" && (cd /tmp/cronlock-prev-src && go build -o /tmp/cronlock-prev ./cmd/cronlock)"
 )
@@ -112,6 +112,7 @@ type upgradeRun struct {
 	tick            time.Time
 	token           uint64
 	ended           bool
+	killedAt        time.Time // when its replica was SIGKILLed (killSlowRunner)
 }
 
 // upgradeRuns parses the runs file, in the order the runs started. A run
@@ -192,6 +193,7 @@ func (f *upgradeFleet) killSlowRunner(rel string) *upgradeRun {
 		victim = f.freshSlowRun(rel, seen)
 		time.Sleep(300 * time.Millisecond) // mid-run: it runs 1.5 s
 		f.ds[victim.owner].kill()
+		victim.killedAt = time.Now()
 		t.Logf("SIGKILLed %s (%s release) running upgrade.slow tick %s (token %d); fleet %s",
 			victim.owner, victim.rel, victim.tick.Format(time.RFC3339), victim.token, f.versions())
 		for _, r := range upgradeRuns(t, fileLines(t, f.out)) {
@@ -334,6 +336,7 @@ func TestRollingUpdateFromPrevious(t *testing.T) {
 	for _, job := range []string{"upgrade.quick", "upgrade.slow"} {
 		checkUpgradeHistory(t, job, historyOf(t, f.url, job), runs, killed)
 	}
+	checkUpgradeLosses(t, historyOf(t, f.url, "upgrade.quick"), killed)
 	for _, k := range killed {
 		logAfterKill(t, k, historyOf(t, f.url, k.job), runs)
 	}
@@ -468,6 +471,38 @@ func logAfterKill(t *testing.T, k *upgradeRun, hist []scheduler.Run, runs []*upg
 			k.owner, k.rel, k.tick.Format(time.TimeOnly), missed, r.Owner, rel, r.Tick.Format(time.TimeOnly))
 		return
 	}
+}
+
+// checkUpgradeLosses bounds the ticks of upgrade.quick (which never
+// overlaps) that no replica ran: at most one lease (2 s) and a tick per
+// replica replaced, besides those of the kills (until the killed
+// replica's announcement lapses and a lease more).
+func checkUpgradeLosses(t *testing.T, hist []scheduler.Run, killed []*upgradeRun) {
+	t.Helper()
+	const lease, replaced = 2 * time.Second, 3
+	afterKill := func(at time.Time) bool {
+		for _, k := range killed {
+			if !at.Before(k.killedAt.Add(-time.Second)) && at.Before(k.killedAt.Add(scheduler.ReplicaTTL+lease+2*time.Second)) {
+				return true
+			}
+		}
+		return false
+	}
+	lost := 0
+	for _, r := range hist {
+		if r.Status != scheduler.StatusMissed {
+			continue
+		}
+		for k := range max(r.Ticks, 1) {
+			if !afterKill(r.Tick.Add(time.Duration(k) * time.Second)) {
+				lost++
+			}
+		}
+	}
+	if limit := replaced * int((lease+time.Second)/time.Second); lost > limit {
+		t.Errorf("upgrade.quick: %d ticks lost outside the kills, want at most %d (a lease and a tick per replaced replica)", lost, limit)
+	}
+	t.Logf("upgrade.quick: %d ticks lost outside the kills", lost)
 }
 
 func sum[K comparable](m map[K]int) int {
