@@ -20,13 +20,6 @@ type claimed struct {
 	// missed counts the ticks between the previous claim and this one that
 	// no replica ran, by reason.
 	missed map[Reason]int
-	// highest is the highest fencing token in the history before this run:
-	// a lease token at or below it means the lock stream went back in time
-	// (NATS lost writes it had acknowledged), which the caller reports.
-	highest uint64
-	// st and rev are the state written and its revision, for record.
-	st  jobState
-	rev uint64
 }
 
 // claimRequest is what a claim needs to know besides the job's state.
@@ -60,9 +53,6 @@ func claimChange(req claimRequest, c *claimed) func(*jobState, *hold) bool {
 			return false // suspended before the watch told (or kept by a repair, see corrupt.go)
 		}
 		*c = claimed{missed: map[Reason]int{}}
-		for _, r := range st.Runs {
-			c.highest = max(c.highest, r.Token)
-		}
 		c.recorded = append(markAbandoned(st, req.gone), addMissed(st, req, c.missed)...)
 		st.LastTick = run.Tick
 		st.Rerun = nil // a new tick supersedes an older one's rerun

@@ -18,10 +18,10 @@ import (
 )
 
 // Scheduler runs jobs at their cron ticks, each tick on at most one replica:
-// the one that takes the job's lock and claims the tick in the shared
-// history first. Several replicas run the same jobs against the same NATS.
+// the one whose compare-and-swap write of the job's state record takes the
+// job's lock and claims the tick first (see hold.go). Several replicas run
+// the same jobs against the same NATS.
 type Scheduler struct {
-	acquire   acquireFunc
 	opts      Options
 	clock     clockwork.Clock
 	log       zerolog.Logger
@@ -91,11 +91,14 @@ func (e *entry) outageMarked() bool {
 	return e.outage
 }
 
-// New returns a Scheduler taking its locks from locker, whose owner id is
-// the replica's identity, and keeping the shared history in a bucket of js,
-// which it opens (creating it when missing) within ctx. It registers its
-// metrics on Options.Registerer last, so a failed New leaves the registry
-// untouched.
+// New returns a Scheduler whose identity is locker's owner id and whose
+// leases have locker's timings (lock.Options: LeaseDuration,
+// RenewInterval, the retry delays), keeping the jobs' locks and shared
+// history in the history bucket of js, which it opens (creating it when
+// missing) within ctx. The jobs' locks are their state records there (see
+// hold.go); locker's bucket serves only a rolling update from a release
+// that kept them in it (see StoredFormat). It registers its metrics on
+// Options.Registerer last, so a failed New leaves the registry untouched.
 func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts Options) (*Scheduler, error) {
 	if locker == nil || js == nil {
 		return nil, errors.New("scheduler: New: nil locker or JetStream")
@@ -120,7 +123,7 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	}
 	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Format: StoredFormat, Started: o.Clock.Now().UTC()}
 	s := &Scheduler{
-		acquire: acquireWith(locker), opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
+		opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
 		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(),
 		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}), legacy: locker,

@@ -18,20 +18,20 @@ import (
 // owners have a run of which job "running" (orphans), and a sweep every
 // sweepEvery looks at the owners among them that are no longer live. For
 // each of a gone owner's jobs registered here, the replica the job is dealt
-// to takes the job's lock, as a claimer does, and under it marks the runs
-// whose replica is gone abandoned by the claim's own rules (ownerGone: never
-// while the owner's announcement lists the job, never right after this
-// replica's own outage), then reports them (Options.OnResult). The lock is
-// free only once the dead replica's lease has ended, so the run is marked
-// within about sweepEvery of the later of the lease's end and the owner's
-// announcement lapsing (ReplicaTTL).
+// to marks the runs whose replica is gone abandoned by the claim's own rules
+// (ownerGone: never while the owner's announcement lists the job, never
+// right after this replica's own outage), in one compare-and-swap write of
+// the job's record, unless a hold that is not over keeps the record (see
+// hold.go: the dead replica's hold, until it has been seen unchanged for a
+// lease; or a run's), then reports them (Options.OnResult). So the run is
+// marked within about sweepEvery of the later of the hold's end and the
+// owner's announcement lapsing (ReplicaTTL).
 //
-// Holding the lock, the sweeper is alone as a claimer is, and the
-// compare-and-swap on the job's state marks each run once: a later claim,
-// or another sweeper, finds nothing left to mark, so the run is reported
-// once. The other replicas take over one sweepFallback per rank later, if
-// the run is still "running" then (the dealt replica died too, or does not
-// have the job).
+// The compare-and-swap on the job's state marks each run once: a later
+// claim, or another sweeper, finds nothing left to mark, so the run is
+// reported once. The other replicas take over one sweepFallback per rank
+// later, if the run is still "running" then (the dealt replica died too,
+// or does not have the job).
 //
 // The cost is flat in the number of jobs: the index holds only the jobs
 // with a run in progress, a sweep visits owners, and only a gone owner's
@@ -44,11 +44,8 @@ const (
 	runningOnHeader = "Cronlock-Running-On"
 	sweepEvery      = time.Second
 	sweepFallback   = 3 * time.Second
-	// maxSweeps bounds the jobs swept at once, each holding its lock.
+	// maxSweeps bounds the jobs swept at once.
 	maxSweeps = 16
-	// sweepAcquireTimeout is short: a lease that has not ended is tried
-	// again at the next sweep, and the others' turn is not held up.
-	sweepAcquireTimeout = 100 * time.Millisecond
 )
 
 // addRunningOn adds runningOnHeader for the owners of st's runs in progress.

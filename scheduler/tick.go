@@ -51,7 +51,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 		}
 		return s.answered(e, reason)
 	}
-	c.ok, c.st, c.rev = true, lease.written, lease.rev
+	c.ok = true
 	defer s.release(lease)
 	defer s.slots.release()
 	e.clearHeld(tick)
@@ -60,7 +60,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	}
 	e.markOutage(false)
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
-	s.reportClaim(lease.Token(), c, log)
+	s.reportClaim(c, log)
 	if gapReason != ReasonNoReplica {
 		log = log.With().Str("catch_up_after", string(gapReason)).Logger()
 	}
@@ -201,16 +201,8 @@ func (s *Scheduler) skipSuspended(e *entry, tick time.Time, log zerolog.Logger) 
 	return true
 }
 
-// reportClaim logs and counts what a claim found: missed ticks, and a
-// fencing token that went backwards.
-func (s *Scheduler) reportClaim(token uint64, c claimed, log zerolog.Logger) {
-	if token <= c.highest {
-		// Tokens grow with the lock stream's sequence; a lower one means
-		// NATS lost acknowledged writes (e.g. servers killed without
-		// sync_interval: always). Fencing at the resource still holds; say
-		// it loudly.
-		log.Error().Uint64("highest_token", c.highest).Msg("fencing token went backwards: the NATS lock stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
-	}
+// reportClaim logs and counts the ticks a claim found missed.
+func (s *Scheduler) reportClaim(c claimed, log zerolog.Logger) {
 	for reason, n := range c.missed {
 		s.m.missed.WithLabelValues(c.run.Job, string(reason)).Add(float64(n))
 		switch reason {

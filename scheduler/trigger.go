@@ -3,13 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"time"
 )
-
-// manualRecordTimeout bounds recording a manual run's start in the history:
-// one compare-and-swap of the job's state, with its retries on conflict,
-// which takes milliseconds when NATS answers.
-const manualRecordTimeout = 5 * time.Second
 
 // Trigger starts a run of the job now, outside its schedule, under its
 // lock, and returns the run's entry as recorded in the shared history when
