@@ -110,7 +110,9 @@ func (c *claims) observe(name string, v view) {
 	if v.lastTick.Before(old.lastTick) {
 		v.lastTick = old.lastTick // an older write delivered late
 	}
-	if v.rev < old.rev {
+	if v.rev <= old.rev {
+		// An older write delivered late, or one a read saw first (holdOver):
+		// the first sight of a revision starts its count.
 		v.holder, v.rev, v.at = old.holder, old.rev, old.at
 	}
 	c.views[name] = v
@@ -197,16 +199,21 @@ func (c *claims) onChange(name string) <-chan struct{} {
 }
 
 // holdOver reports whether the hold of lease id on the job's record at rev
-// is over at now: the watch delivered that revision with that hold at
-// least a lease ago (see hold.go). If not, it also returns how long to
-// wait before asking again, unless the watch delivers first.
+// is over at now: this replica first saw that revision (delivered by the
+// watch, or read) at least a lease ago (see hold.go). If not, it also
+// returns how long to wait before asking again, unless the watch delivers
+// first.
 func (c *claims) holdOver(name, id string, rev uint64, lease time.Duration, now time.Time) (bool, time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v := c.views[name]
 	switch {
 	case v.rev < rev:
-		return false, lease // not delivered yet: its delivery starts the count
+		// Read before the watch delivered it (or with no watch at all):
+		// this first sight starts the count.
+		v.holder, v.rev, v.at = id, rev, now
+		c.views[name] = v
+		return false, lease
 	case v.rev > rev:
 		return false, 0 // the state read is stale: read again
 	case v.holder != id:
