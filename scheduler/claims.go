@@ -49,6 +49,8 @@ type view struct {
 	holder string
 	rev    uint64
 	at     time.Time
+	// token is the highest fencing token the watch has told (tokenHeader).
+	token uint64
 }
 
 type claimWait struct {
@@ -83,6 +85,7 @@ func (c *claims) watch(ctx context.Context, h *History, changed func(string, vie
 func parseView(hdr nats.Header) view {
 	v := view{suspended: hdr.Get(suspendedHeader) == "1", runningOn: hdr.Values(runningOnHeader),
 		definition: hdr.Get(definitionHeader), holder: hdr.Get(holderHeader)}
+	v.token, _ = strconv.ParseUint(hdr.Get(tokenHeader), 10, 64)
 	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
 	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(rerunHeader))
 	if sec, err := strconv.ParseInt(hdr.Get(lastSuccessHeader), 10, 64); err == nil {
@@ -110,6 +113,7 @@ func (c *claims) observe(name string, v view) {
 	if v.lastTick.Before(old.lastTick) {
 		v.lastTick = old.lastTick // an older write delivered late
 	}
+	v.token = max(v.token, old.token)
 	if v.rev <= old.rev {
 		// An older write delivered late, or one a read saw first (holdOver):
 		// the first sight of a revision starts its count.
@@ -221,4 +225,11 @@ func (c *claims) holdOver(name, id string, rev uint64, lease time.Duration, now 
 	}
 	left := v.at.Add(lease).Sub(now)
 	return left <= 0, left
+}
+
+// token returns the highest fencing token the watch has told of the job.
+func (c *claims) token(name string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.views[name].token
 }

@@ -3,11 +3,15 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/cronlock/cronlock/internal/natstest"
 	"github.com/cronlock/cronlock/internal/registry"
+	"github.com/cronlock/cronlock/internal/testlog"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -55,5 +59,51 @@ func TestDefersToAnOlderRelease(t *testing.T) {
 	first := runs.next(t, 5*time.Second)
 	if d := first.start.Sub(left); d > 3*time.Second {
 		t.Errorf("first run %v after the older replica left, want within a tick or two", d)
+	}
+}
+
+// A job's record that goes back in time (a stream that lost acknowledged
+// writes; here an old copy written back) hands out a fencing token again:
+// the replica that takes it says so.
+func TestTokenGoingBackwardsIsReported(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	_, js := natstest.Connect(t, url)
+	logs := &testlog.Buffer{}
+	runs := newRecorder()
+	r := newReplica(t, url, lockOpts("r"), scheduler.Options{Logger: zerolog.New(logs)})
+	addJob(t, r, job.Job{Name: "j", Schedule: "* * * * * *", Run: func(ctx context.Context) error {
+		info, _ := job.FromContext(ctx)
+		runs.add(rec{replica: "r", tick: info.Tick, start: time.Now()})
+		return nil
+	}})
+	kv, err := js.KeyValue(ctx, scheduler.DefaultHistoryBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.start(t)
+	runs.next(t, 5*time.Second)
+	old, err := kv.Get(ctx, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		runs.next(t, 5*time.Second)
+	}
+	if strings.Contains(logs.String(), "went backwards") {
+		t.Fatalf("reported before the record went back:\n%s", logs)
+	}
+	// Write the old record back (its tick is in the past: the next tick is claimed on top of it).
+	if _, err := kv.Put(ctx, "j", old.Value()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "fencing token went backwards") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no error about the token within 5s:\n%s", logs)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -210,6 +210,9 @@ func stateHeader(st *jobState) nats.Header {
 	if st.Holder != nil {
 		hdr.Set(holderHeader, st.Holder.Lease)
 	}
+	if st.LastToken != 0 {
+		hdr.Set(tokenHeader, strconv.FormatUint(st.LastToken, 10))
+	}
 	if st.Definition != "" {
 		hdr.Set(definitionHeader, st.Definition)
 	}

@@ -58,6 +58,11 @@ type hold struct {
 // for the watch; absent while the lock is free.
 const holderHeader = "Cronlock-Holder"
 
+// tokenHeader carries the record's last fencing token (jobState.LastToken),
+// so a replica notices a token handed out twice: the record went back in
+// time, which a stream that lost acknowledged writes does.
+const tokenHeader = "Cronlock-Token"
+
 // holdTimes are the lease timings of holds, from the lock's options.
 type holdTimes struct {
 	lease, renew time.Duration
@@ -140,6 +145,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 			return takeResult{}, errNotConnected
 		}
 		changed := s.claims.onChange(req.name)
+		seenToken := s.claims.token(req.name)
 		var wait time.Duration
 		var holder *hold
 		var dropped []Run
@@ -179,6 +185,11 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 			return takeResult{}, fmt.Errorf("%w: %w", errHoldUncertain, err)
 		case newRev != 0:
 			s.reportUnstarted(dropped)
+			if st.Holder.Token <= seenToken {
+				// Fencing at the resource still holds for tokens it saw; say it loudly.
+				s.log.Error().Str("job", req.name).Uint64("token", st.Holder.Token).Uint64("highest_token", seenToken).
+					Msg("fencing token went backwards: the NATS history stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
+			}
 			return takeResult{lock: s.newHeldLock(req.name, st.Holder, sent), outcome: taken, st: st, rev: newRev, dropped: dropped}, nil
 		case refusedByChange:
 			return takeResult{outcome: refused}, nil
