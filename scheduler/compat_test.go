@@ -96,6 +96,7 @@ func TestTokenGoingBackwardsIsReported(t *testing.T) {
 		t.Fatalf("reported before the record went back:\n%s", logs)
 	}
 	// Write the old record back (its tick is in the past: the next tick is claimed on top of it).
+	t.Logf("old record: %s", old.Value())
 	if _, err := kv.Put(ctx, "j", old.Value()); err != nil {
 		t.Fatal(err)
 	}

@@ -137,6 +137,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 	defer cancel()
 	id := nuid.Next()
 	guess, rev := req.guess, req.rev
+	var last *hold // the hold that kept the record at the last look
 	for {
 		if !s.history.bucket.Connected() {
 			// A write now would wait in the client's reconnect buffer and
@@ -151,12 +152,16 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		var dropped []Run
 		refusedByChange := false
 		sent := time.Now()
-		// The write ends with the take's timeout, as a tick's attempt must,
-		// but not with ctx: the watch may deliver this very write (the tick
-		// claimed: the caller's ctx ends) before its acknowledgement, which
-		// must still be read.
+		if wctx.Err() != nil {
+			return s.notTaken(ctx, req, last)
+		}
+		// The write ends with the take's timeout, as a tick's attempt must
+		// (but with time for one request: the retry delay's bound), and not
+		// with ctx: the watch may deliver this very write (the tick claimed:
+		// the caller's ctx ends) before its acknowledgement, which must
+		// still be read.
 		deadline, _ := wctx.Deadline()
-		uctx, ucancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		uctx, ucancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(s.holds.retryMax)))
 		st, newRev, err := s.history.updateAt(uctx, req.name, guess, rev, func(st *jobState, rev uint64) bool {
 			refusedByChange, wait, holder, dropped = false, 0, nil, nil
 			if st.Holder != nil && st.Holder.Lease != id && s.unsure.has(req.name, st.Holder.Lease) {
@@ -195,16 +200,31 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 			return takeResult{outcome: refused}, nil
 		}
 		if !s.awaitHold(wctx, changed, wait) {
-			if err := ctx.Err(); err != nil {
-				return takeResult{}, err
-			}
-			nae := &lock.NotAcquiredError{Key: req.name, Timeout: req.timeout}
-			if holder != nil {
-				nae.Holder = lock.Holder{Key: req.name, Owner: holder.Owner, Token: holder.Token, AcquiredAt: holder.At}
-			}
-			return takeResult{outcome: heldElse}, nae
+			return s.notTaken(ctx, req, holder)
 		}
+		last = holder
 	}
+}
+
+// notTaken is take's result when its time is up while another hold keeps
+// the record (ctx's error if ctx ended first).
+func (s *Scheduler) notTaken(ctx context.Context, req takeRequest, holder *hold) (takeResult, error) {
+	if err := ctx.Err(); err != nil {
+		return takeResult{}, err
+	}
+	nae := &lock.NotAcquiredError{Key: req.name, Timeout: req.timeout}
+	if holder != nil {
+		nae.Holder = lock.Holder{Key: req.name, Owner: holder.Owner, Token: holder.Token, AcquiredAt: holder.Since}
+	}
+	return takeResult{outcome: heldElse}, nae
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // takeResult is what take got: on taken, the lock and the state written
