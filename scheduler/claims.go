@@ -220,9 +220,9 @@ func (c *claims) holdOver(name, id string, rev uint64, lease time.Duration, now 
 		return false, lease
 	case v.rev > rev:
 		return false, 0 // the state read is stale: read again
-	case v.holder != id:
-		return false, 0 // cannot happen for one revision; read again
 	}
+	// One revision is one write: its hold is the one read (a write without
+	// the header, an operator's, is counted all the same).
 	left := v.at.Add(lease).Sub(now)
 	return left <= 0, left
 }

@@ -74,7 +74,10 @@ func TestTokenGoingBackwardsIsReported(t *testing.T) {
 	logs := &testlog.Buffer{}
 	runs := newRecorder()
 	r := newReplica(t, url, lockOpts("r"), scheduler.Options{Logger: zerolog.New(logs)})
-	addJob(t, r, job.Job{Name: "j", Schedule: "* * * * * *", Run: func(ctx context.Context) error {
+	// Every 2 s: the record is written back between two ticks, while no
+	// claim is in flight (a claim just before the write would carry its
+	// token back in with its result).
+	addJob(t, r, job.Job{Name: "j", Schedule: "*/2 * * * * *", Run: func(ctx context.Context) error {
 		info, _ := job.FromContext(ctx)
 		runs.add(rec{replica: "r", tick: info.Tick, start: time.Now()})
 		return nil
@@ -89,18 +92,22 @@ func TestTokenGoingBackwardsIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var last rec
 	for range 2 {
-		runs.next(t, 5*time.Second)
+		last = runs.next(t, 5*time.Second)
 	}
+	waitFor(t, 2*time.Second, "the last run's result", func() bool {
+		h, err := r.s.History(ctx, "j")
+		return err == nil && len(h) > 0 && h[0].Tick.Equal(last.tick) && h[0].Succeeded()
+	})
 	if strings.Contains(logs.String(), "went backwards") {
 		t.Fatalf("reported before the record went back:\n%s", logs)
 	}
 	// Write the old record back (its tick is in the past: the next tick is claimed on top of it).
-	t.Logf("old record: %s", old.Value())
 	if _, err := kv.Put(ctx, "j", old.Value()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(6 * time.Second)
 	for !strings.Contains(logs.String(), "fencing token went backwards") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no error about the token within 5s:\n%s", logs)
