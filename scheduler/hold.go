@@ -123,6 +123,10 @@ type takeRequest struct {
 // been stored; the hold is freed in the background.
 var errHoldUncertain = errors.New("the write may have been stored")
 
+// errNoVerdict is a take's error when its time ran out before it could
+// look at the record.
+var errNoVerdict = errors.New("no answer from NATS")
+
 // errNotConnected is a take's error while the connection to NATS is down.
 var errNotConnected = errors.New("not connected to NATS")
 
@@ -153,6 +157,11 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		refusedByChange := false
 		sent := time.Now()
 		if wctx.Err() != nil {
+			if last == nil {
+				// No look at the record within the timeout: NATS did not
+				// answer in time, which is not contention.
+				return takeResult{}, fmt.Errorf("%w within %v", errNoVerdict, req.timeout)
+			}
 			return s.notTaken(ctx, req, last)
 		}
 		// The write ends with the take's timeout, as a tick's attempt must
