@@ -55,7 +55,7 @@ type Sample struct {
 // ShutdownState is what the harness saw after the final clean shutdown.
 type ShutdownState struct {
 	ExitCodes  map[string]int `json:"exit_codes"` // replica → exit code of its last process (-1: signal)
-	LocksHeld  []string       `json:"locks_held"` // keys of the lock bucket still held
+	LocksHeld  []string       `json:"locks_held"` // jobs whose record holds their lock, then keys of the lock bucket
 	LivePIDs   []int          `json:"live_pids"`  // recorded job PIDs still alive
 	LiveProcs  []string       `json:"live_procs"` // other leftover processes of the harness's binaries
 	Unexpected []string       `json:"unexpected"` // replica processes that exited without being told to
