@@ -21,8 +21,8 @@ import (
 const suspendedBy = "web"
 
 // webSource is the status page's view of the daemon: it implements
-// web.Source over the configuration in effect, the scheduler, the shared
-// history and the lock bucket. Until NATS is up and the buckets are open,
+// web.Source over the configuration in effect, the scheduler and the
+// shared history, whose job records hold the jobs' locks. Until NATS is up and the buckets are open,
 // every method returns an error saying what start-up is doing, which the
 // page shows.
 type webSource struct {
