@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/cronlock/cronlock/internal/config"
@@ -90,7 +91,14 @@ func unlockJob(ctx context.Context, h *scheduler.History, name string) (lock.Hol
 }
 
 // holder returns who holds the job's lock, from its state record, or an
-// error matching lock.ErrNotHeld when it is free.
+// error matching lock.ErrNotHeld when it is free. A corrupt record holds
+// no lock anyone can read: it counts as free, so that the page shows the
+// job's row and detail as corrupt (and a trigger goes to the scheduler,
+// which repairs it) instead of failing.
 func (st webState) holder(ctx context.Context, name string) (lock.Holder, error) {
-	return st.hist.Holder(ctx, name)
+	h, err := st.hist.Holder(ctx, name)
+	if bad := (*scheduler.CorruptError)(nil); errors.As(err, &bad) {
+		return lock.Holder{}, fmt.Errorf("%w: %q: %w", lock.ErrNotHeld, name, bad)
+	}
+	return h, err
 }
