@@ -3,8 +3,8 @@ package scheduler_test
 import (
 	"context"
 	"errors"
-	"testing"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
