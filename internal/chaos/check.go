@@ -28,7 +28,7 @@ const (
 	FBlackhole      = "blackhole"        // replica's traffic silently held
 	FDelay          = "delay"            // replica's traffic delayed
 	FNATSKill       = "nats-kill"        // a NATS node killed, restarted later
-	FNATSLeaderKill = "nats-leader-kill" // the lock stream's leader node killed
+	FNATSLeaderKill = "nats-leader-kill" // the leader node of the stream holding the jobs' locks (JobLockStream) killed
 	FNATSOutage     = "nats-outage"      // every NATS node down longer than the lease
 	FRolling        = "rolling-restart"  // every replica SIGTERMed and restarted in turn
 )

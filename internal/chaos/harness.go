@@ -56,6 +56,10 @@ const (
 	LockBucket    = "locks"
 	LockStream    = "KV_locks"
 	HistoryStream = "KV_cronlock_history"
+	// JobLockStream holds the jobs' locks: each job's lock is its state
+	// record in the history bucket, so the leader a tick depends on is
+	// this stream's (the lock stream serves the lock package's own users).
+	JobLockStream = HistoryStream
 	shutdownGrace = 2 * time.Second
 	// ShortStartingDeadline is the short jobs' starting_deadline: after an
 	// outage a replica runs the latest missed tick at once if it is at most
@@ -580,9 +584,9 @@ func (h *Harness) apply(ctx context.Context, kind string) {
 		i := h.rng.IntN(len(h.cluster.Nodes))
 		detail := ""
 		if kind == FNATSLeaderKill {
-			if l := h.cluster.StreamLeader(LockStream); l >= 0 {
+			if l := h.cluster.StreamLeader(JobLockStream); l >= 0 {
 				i = l
-				detail = "leader of " + LockStream
+				detail = "leader of " + JobLockStream
 			} else {
 				detail = "no leader found; random node"
 			}
