@@ -43,6 +43,7 @@ func (s *Scheduler) newHeldLock(name string, h *hold, sent time.Time) *heldLock 
 		stop: make(chan struct{}), exited: make(chan struct{}),
 		deadline: s.holds.safeDeadline(sent), moved: make(chan struct{}), ctx: ctx, end: end}
 	go l.keep()
+	go l.followRecord() // see locks_extra.go
 	return l
 }
 

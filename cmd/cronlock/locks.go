@@ -13,9 +13,11 @@ import (
 const locksUsage = `
 Usage: cronlock locks [-c FILE] [--json]
 
-Shows who holds which lock of the lock bucket: key (the job name), owner,
-fencing token, when it was acquired, and how long until it expires unless
-renewed. Free locks are not listed.
+Shows who holds which job's lock (kept in the job's record in the history
+bucket) and any lock held in the lock bucket (the lock package's, or an
+older release's): key (the job name), owner, fencing token, when it was
+acquired, and how long until it expires unless renewed (for a job, its last
+renewal plus lock.lease on the holder's clock). Free locks are not listed.
 
 Flags:
   -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)

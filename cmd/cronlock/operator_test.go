@@ -9,8 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cronlock/cronlock/internal/natstest"
+	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
+	"github.com/cronlock/cronlock/scheduler"
 )
 
 // normalisers replace the values that differ from run to run (times,
@@ -76,40 +80,7 @@ jobs:
 		t.Errorf("trigger fail.job: stderr lacks the exit code:\n%s", r.stderr)
 	}
 
-	// A lock held by another process: trigger refuses to overlap it, and
-	// locks shows it.
-	_, js := natstest.Connect(t, url)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l, err := lock.New(ctx, js, lock.Options{OwnerID: "other-replica", LeaseDuration: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	lease, err := l.Acquire(ctx, "ok.job")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lease.Close()
-	if r := run(1, "trigger", "-c", cfg, "--local", "ok.job"); !strings.Contains(r.stderr, "running elsewhere") || !strings.Contains(r.stderr, "other-replica") {
-		t.Errorf("trigger of a held job: stderr %q, want it to name the holder", r.stderr)
-	}
-
-	r := run(0, "locks", "-c", cfg, "--json")
-	var locks []lockJSON
-	if err := json.Unmarshal([]byte(r.stdout), &locks); err != nil {
-		t.Fatalf("locks --json: %v\n%s", err, r.stdout)
-	}
-	if len(locks) != 1 || locks[0].Token != lease.Token() || locks[0].ExpiresInSeconds <= 0 || locks[0].ExpiresInSeconds > 20 ||
-		locks[0].AcquiredAt.IsZero() || !locks[0].ExpiresAt.After(locks[0].AcquiredAt) {
-		t.Errorf("locks --json = %+v, want ok.job held with token %d expiring within 20s", locks, lease.Token())
-	}
-	golden(t, "locks.json.golden", normalise(r.stdout))
-	if r := run(0, "locks", "-c", cfg); !strings.Contains(r.stdout, "EXPIRES IN") || !strings.Contains(r.stdout, "other-replica") {
-		t.Errorf("locks:\n%s", r.stdout)
-	}
-
-	r = run(0, "status", "-c", cfg, "--json")
+	r := run(0, "status", "-c", cfg, "--json")
 	var status []statusJSON
 	if err := json.Unmarshal([]byte(r.stdout), &status); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, r.stdout)
@@ -126,14 +97,111 @@ jobs:
 		t.Errorf("status:\n%s", r.stdout)
 	}
 
-	// unlock --force frees it; the holder loses its lease at its next renewal.
+	// ok.job running on another replica (its lock is its state record), and
+	// a lock a library user took in the lock bucket: trigger refuses to
+	// overlap the run, and locks shows both.
+	_, js := natstest.Connect(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	held := holdJob(t, ctx, js, "other-replica", "ok.job")
+	l, err := lock.New(ctx, js, lock.Options{OwnerID: "library-user", LeaseDuration: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lease, err := l.Acquire(ctx, "zz.user-lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Close()
+	if r := run(1, "trigger", "-c", cfg, "--local", "ok.job"); !strings.Contains(r.stderr, "running elsewhere") || !strings.Contains(r.stderr, "other-replica") {
+		t.Errorf("trigger of a held job: stderr %q, want it to name the holder", r.stderr)
+	}
+
+	r = run(0, "locks", "-c", cfg, "--json")
+	var locks []lockJSON
+	if err := json.Unmarshal([]byte(r.stdout), &locks); err != nil {
+		t.Fatalf("locks --json: %v\n%s", err, r.stdout)
+	}
+	if len(locks) != 2 || locks[0].Key != "ok.job" || locks[0].Token != held.Token || locks[1].Token != lease.Token() {
+		t.Fatalf("locks --json = %+v, want ok.job held with token %d and zz.user-lock with token %d", locks, held.Token, lease.Token())
+	}
+	for _, h := range locks {
+		if h.ExpiresInSeconds <= 0 || h.ExpiresInSeconds > 20 || h.AcquiredAt.IsZero() || !h.ExpiresAt.After(h.AcquiredAt) {
+			t.Errorf("locks --json: %+v, want it acquired and expiring within 20s", h)
+		}
+	}
+	golden(t, "locks.json.golden", normalise(r.stdout))
+	if r := run(0, "locks", "-c", cfg); !strings.Contains(r.stdout, "EXPIRES IN") || !strings.Contains(r.stdout, "other-replica") ||
+		!strings.Contains(r.stdout, "library-user") {
+		t.Errorf("locks:\n%s", r.stdout)
+	}
+
+	// unlock --force frees each; the job's run is cancelled, the library
+	// user's lease ends.
 	if r := run(0, "unlock", "-c", cfg, "--force", "ok.job"); !strings.Contains(r.stdout, `released lock "ok.job" held by other-replica`) {
 		t.Errorf("unlock: %q", r.stdout)
 	}
 	if r := run(1, "unlock", "-c", cfg, "--force", "ok.job"); !strings.Contains(r.stderr, "not held") {
 		t.Errorf("unlock of a free lock: %q", r.stderr)
 	}
+	if r := run(0, "unlock", "-c", cfg, "--force", "zz.user-lock"); !strings.Contains(r.stdout, `released lock "zz.user-lock" held by library-user`) {
+		t.Errorf("unlock of the lock bucket's key: %q", r.stdout)
+	}
 	if r := run(0, "locks", "-c", cfg, "--json"); r.stdout != "[]\n" {
 		t.Errorf("locks --json after unlock = %q", r.stdout)
 	}
+	select {
+	case r := <-held.done:
+		if r.Status != scheduler.StatusLost {
+			t.Errorf("the unlocked run ended %s (%s), want %s", r.Status, r.Error, scheduler.StatusLost)
+		}
+	case <-ctx.Done():
+		t.Fatal("the unlocked run did not end")
+	}
+}
+
+// heldJob is a manual run holding a job's lock on a scheduler of the test.
+type heldJob struct {
+	Token uint64
+	done  <-chan scheduler.Run // the finished run
+}
+
+// holdJob starts a manual run of the job called name on a scheduler of its
+// own whose replica is owner, running until its lease is lost or the test
+// ends, and returns once the run holds the job's lock (its state record).
+func holdJob(t *testing.T, ctx context.Context, js jetstream.JetStream, owner, name string) heldJob {
+	t.Helper()
+	l, err := lock.New(ctx, js, lock.Options{OwnerID: owner, LeaseDuration: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	s, err := scheduler.New(ctx, js, l, scheduler.Options{ShutdownGrace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(ctx context.Context) error { <-ctx.Done(); return context.Cause(ctx) }
+	if err := s.Add(job.Job{Name: name, Schedule: "@yearly", Run: block}); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); _ = s.Run(runCtx) }() // its watch hears an unlock
+	t.Cleanup(func() { stop(); <-stopped })
+	started := make(chan scheduler.Run, 1)
+	done := make(chan scheduler.Run, 1)
+	go func() {
+		r, _ := s.TriggerRun(runCtx, name, func(r scheduler.Run) { started <- r })
+		done <- r
+	}()
+	select {
+	case r := <-started:
+		return heldJob{Token: r.Token, done: done}
+	case r := <-done:
+		t.Fatalf("the manual run of %s did not start: %+v", name, r)
+	case <-ctx.Done():
+		t.Fatalf("the manual run of %s did not start in time", name)
+	}
+	return heldJob{}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +83,9 @@ jobs:
 			t.Errorf("/api/jobs: %s = %v, want no state", name, j)
 		}
 	}
+	if j := apiJob(t, d, "broken"); j["state"] != "corrupt" || j["lock"] != nil {
+		t.Errorf("/api/jobs/broken = %v, want state corrupt and no lock", j)
+	}
 	r := cronlock(t, nil, "status", "--json", "-n", "1", "-c", cfg)
 	var st []map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &st); r.code != 0 || err != nil || len(st) != 3 {
@@ -150,11 +152,7 @@ func awaitNote(t *testing.T, dir, job, kind string) {
 // apiJobs reads GET /api/jobs by job name.
 func apiJobs(t *testing.T, d *daemon) map[string]map[string]any {
 	t.Helper()
-	m := regexp.MustCompile(`"addr":"([^"]+)"`).FindStringSubmatch(d.out.String())
-	if m == nil {
-		t.Fatalf("no HTTP address in the log:\n%s", d.out)
-	}
-	resp, err := http.Get("http://" + m[1] + "/api/jobs")
+	resp, err := http.Get(httpBase(t, d) + "/api/jobs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,4 +166,19 @@ func apiJobs(t *testing.T, d *daemon) map[string]map[string]any {
 		out[fmt.Sprint(j["name"])] = j
 	}
 	return out
+}
+
+// apiJob is the daemon's GET /api/jobs/{name}, which must answer 200.
+func apiJob(t *testing.T, d *daemon, name string) map[string]any {
+	t.Helper()
+	resp, err := http.Get(httpBase(t, d) + "/api/jobs/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var j map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&j); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/api/jobs/%s: %s, %v", name, resp.Status, err)
+	}
+	return j
 }

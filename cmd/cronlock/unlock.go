@@ -11,10 +11,12 @@ import (
 const unlockUsage = `
 Usage: cronlock unlock [-c FILE] --force JOB
 
-Force-releases JOB's lock, whoever holds it. Use it only when the holder is
-known to be gone and you cannot wait for its lease to expire (lock.lease): a
-holder that is still alive loses its lease at its next renewal and its run is
-cancelled, and another replica may start the job meanwhile. Without --force
+Force-releases JOB's lock, whoever holds it: the job's record in the
+history bucket, else the key of the lock bucket. Use it only when the holder
+is known to be gone and you cannot wait for its lease to expire (lock.lease):
+a holder that is still alive loses its lease at once (at its next renewal at
+the latest) and its run is cancelled, and another replica may start the job
+meanwhile. Without --force
 the command refuses (exit 2). Exit 1 if the lock is not held.
 
 Flags (before JOB):

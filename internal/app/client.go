@@ -17,7 +17,8 @@ import (
 
 // Client serves the operator commands (locks, status, trigger, unlock,
 // suspend, resume, replicas): a
-// connection reached as Dial describes and the Locker on the lock bucket.
+// connection reached as Dial describes, the Locker on the lock bucket and
+// the jobs' locks in the history bucket (see joblocks.go).
 type Client struct {
 	cfg    *config.Config
 	log    zerolog.Logger
@@ -50,12 +51,6 @@ func Dial(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*Client,
 func (c *Client) Close() {
 	c.locker.Close()
 	c.conn.Close()
-}
-
-// Locks returns the holder of every held lock of the lock bucket, sorted by
-// key; keys need not be jobs of the configuration.
-func (c *Client) Locks(ctx context.Context) ([]lock.Holder, error) {
-	return c.locker.List(ctx)
 }
 
 // JobHistory is a job's recent runs, newest first, and its suspension.
@@ -160,9 +155,7 @@ func withOutput(ctx context.Context, h *scheduler.History, runs []scheduler.Run)
 
 // history opens the shared run history (creating its bucket when missing).
 func (c *Client) history(ctx context.Context) (*scheduler.History, error) {
-	return scheduler.OpenHistory(ctx, c.conn.JS, scheduler.HistoryOptions{
-		Bucket: c.cfg.History.Bucket, Replicas: c.cfg.Lock.Replicas, Size: c.cfg.History.Size,
-	})
+	return scheduler.OpenHistory(ctx, c.conn.JS, HistoryOptions(c.cfg))
 }
 
 // ErrNoJob is returned for a job name the configuration does not define.
@@ -196,20 +189,6 @@ func (c *Client) Trigger(ctx context.Context, name string) error {
 	}
 	_, err = s.TriggerRun(ctx, name, nil)
 	return err
-}
-
-// Unlock force-releases the lock called key, whoever holds it, and returns
-// the holder it removed. The holder's next renewal fails and its run is
-// cancelled. Errors match lock.ErrNotHeld when the key is free.
-func (c *Client) Unlock(ctx context.Context, key string) (lock.Holder, error) {
-	h, err := c.locker.Holder(ctx, key)
-	if err != nil {
-		return lock.Holder{}, err
-	}
-	if err := c.locker.ForceRelease(ctx, key); err != nil {
-		return lock.Holder{}, err
-	}
-	return h, nil
 }
 
 // Suspend suspends the job for every replica through the shared state:
@@ -400,7 +379,7 @@ func (c *Client) AwaitRun(ctx context.Context, started scheduler.Run) (scheduler
 				return r, nil
 			}
 		}
-		switch held, err := c.holds(ctx, started); {
+		switch held, err := holds(ctx, h, started); {
 		case err != nil || held:
 			gone = time.Time{}
 		case gone.IsZero():
@@ -444,8 +423,8 @@ func (c *Client) readRun(ctx context.Context, h *scheduler.History, run schedule
 }
 
 // holds reports whether run's lock is still held with its token.
-func (c *Client) holds(ctx context.Context, run scheduler.Run) (bool, error) {
-	hd, err := c.locker.Holder(ctx, run.Job)
+func holds(ctx context.Context, h *scheduler.History, run scheduler.Run) (bool, error) {
+	hd, err := h.Holder(ctx, run.Job)
 	switch {
 	case errors.Is(err, lock.ErrNotHeld):
 		return false, nil

@@ -216,7 +216,7 @@ func (t *triggerServer) start(name string, log zerolog.Logger) TriggerReply {
 	case err != nil:
 		return TriggerReply{Status: TriggerRefused, Error: err.Error()}
 	}
-	h, err := st.locker.Holder(ctx, name)
+	h, err := st.holder(ctx, name)
 	if err == nil {
 		return TriggerReply{Status: TriggerBusy, Holder: h.Owner, Token: h.Token, Error: busy(name, h).Error()}
 	} else if !errors.Is(err, lock.ErrNotHeld) {
@@ -253,7 +253,7 @@ func (t *triggerServer) notStarted(st webState, name string, err error) TriggerR
 	case errors.Is(err, lock.ErrNotAcquired):
 		ctx, cancel := context.WithTimeout(context.Background(), triggerLookup)
 		defer cancel()
-		if h, herr := st.locker.Holder(ctx, name); herr == nil {
+		if h, herr := st.holder(ctx, name); herr == nil {
 			return TriggerReply{Status: TriggerBusy, Holder: h.Owner, Token: h.Token, Error: busy(name, h).Error()}
 		}
 		return TriggerReply{Status: TriggerBusy, Error: err.Error()}

@@ -21,8 +21,8 @@ import (
 const suspendedBy = "web"
 
 // webSource is the status page's view of the daemon: it implements
-// web.Source over the configuration in effect, the scheduler, the shared
-// history and the lock bucket. Until NATS is up and the buckets are open,
+// web.Source over the configuration in effect, the scheduler and the
+// shared history, whose job records hold the jobs' locks. Until NATS is up and the buckets are open,
 // every method returns an error saying what start-up is doing, which the
 // page shows.
 type webSource struct {
@@ -78,9 +78,7 @@ func (s *webSource) state(ctx context.Context) (webState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hist == nil {
-		h, err := scheduler.OpenHistory(ctx, st.js, scheduler.HistoryOptions{
-			Bucket: st.cfg.History.Bucket, Replicas: st.cfg.Lock.Replicas, Size: st.cfg.History.Size,
-		})
+		h, err := scheduler.OpenHistory(ctx, st.js, HistoryOptions(st.cfg))
 		if err != nil {
 			return webState{}, err
 		}
@@ -158,7 +156,7 @@ func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss sche
 	// The lock is read only when a run may be in progress: the shared
 	// history or this replica says one is.
 	if ss.Running || j.LastStatus == string(scheduler.StatusRunning) {
-		h, err := st.locker.Holder(ctx, cj.Name)
+		h, err := st.holder(ctx, cj.Name)
 		switch {
 		case err == nil:
 			j.Running, j.Holder, j.Token = true, h.Owner, h.Token
@@ -185,7 +183,7 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 		return web.JobDetail{}, err
 	}
 	d := web.JobDetail{Job: j, Runs: make([]web.Run, 0, len(shared.Runs))}
-	if h, err := st.locker.Holder(ctx, name); err == nil {
+	if h, err := st.holder(ctx, name); err == nil {
 		d.Lock = &web.Lock{Owner: h.Owner, Token: h.Token, AcquiredAt: h.AcquiredAt, ExpiresAt: h.ExpiresAt}
 	} else if !errors.Is(err, lock.ErrNotHeld) {
 		return web.JobDetail{}, err
@@ -288,7 +286,7 @@ func (s *webSource) Trigger(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if h, err := st.locker.Holder(ctx, name); err == nil {
+	if h, err := st.holder(ctx, name); err == nil {
 		return busy(name, h)
 	} else if !errors.Is(err, lock.ErrNotHeld) {
 		return err
@@ -334,7 +332,7 @@ func (s *webSource) startError(ctx context.Context, st webState, name string, er
 	if !errors.Is(err, lock.ErrNotAcquired) {
 		return err
 	}
-	if h, herr := st.locker.Holder(ctx, name); herr == nil {
+	if h, herr := st.holder(ctx, name); herr == nil {
 		return busy(name, h)
 	}
 	return fmt.Errorf("job %q is running already on another replica: %w", name, err)

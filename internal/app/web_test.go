@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/cronlock/cronlock/internal/natstest"
+	"github.com/cronlock/cronlock/internal/web"
 	"github.com/cronlock/cronlock/internal/webtest"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -344,10 +345,38 @@ func (e *webEnv) testTriggerBusy(t *testing.T) {
 	if code, body := post(t, e.b+"/api/jobs/nosuch/trigger", webToken); code != http.StatusNotFound {
 		t.Errorf("trigger of an unknown job = %d %s", code, body)
 	}
+	e.testRunningLock(t, e.b, "slow", "replica-a")
 	waitFor(t, pageWait, "the slow run to succeed", func() bool {
 		runs := e.state(t, "slow").Runs
 		return len(runs) == 1 && runs[0].Status == scheduler.StatusSucceeded && runs[0].Owner == "replica-a"
 	})
+}
+
+// testRunningLock: the API of the replica at base shows the job running
+// on owner, with its lock (read from the job's record) in the job's detail:
+// the run's token, acquired at its start and expiring a lease (4 s) after
+// its last renewal at most.
+func (e *webEnv) testRunningLock(t *testing.T, base, name, owner string) {
+	t.Helper()
+	var d web.JobDetail
+	code, body := get(t, base+"/api/jobs/"+name)
+	if err := json.Unmarshal([]byte(body), &d); code != http.StatusOK || err != nil {
+		t.Fatalf("GET /api/jobs/%s: %d %v %s", name, code, err, body)
+	}
+	runs := e.state(t, name).Runs
+	if len(runs) == 0 || runs[0].Status != scheduler.StatusRunning {
+		t.Fatalf("%s: runs %+v, want it running", name, runs)
+	}
+	l, r := d.Lock, runs[0]
+	switch {
+	case !d.Running || d.Holder != owner || d.Token != r.Token:
+		t.Errorf("%s: running %v on %q token %d, want on %s token %d", name, d.Running, d.Holder, d.Token, owner, r.Token)
+	case l == nil:
+		t.Errorf("%s: no lock in %s", name, body)
+	case l.Owner != owner || l.Token != r.Token || l.AcquiredAt.IsZero() || !l.ExpiresAt.After(l.AcquiredAt) ||
+		l.ExpiresAt.After(time.Now().Add(4*time.Second+time.Second)):
+		t.Errorf("%s: lock %+v, want %s's, token %d, expiring within a lease", name, *l, owner, r.Token)
+	}
 }
 
 // TestStatusPageBeforeNATS: while the daemon waits for NATS, the page and

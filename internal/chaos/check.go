@@ -28,7 +28,7 @@ const (
 	FBlackhole      = "blackhole"        // replica's traffic silently held
 	FDelay          = "delay"            // replica's traffic delayed
 	FNATSKill       = "nats-kill"        // a NATS node killed, restarted later
-	FNATSLeaderKill = "nats-leader-kill" // the lock stream's leader node killed
+	FNATSLeaderKill = "nats-leader-kill" // the leader node of the stream holding the jobs' locks (JobLockStream) killed
 	FNATSOutage     = "nats-outage"      // every NATS node down longer than the lease
 	FRolling        = "rolling-restart"  // every replica SIGTERMed and restarted in turn
 )
@@ -55,7 +55,7 @@ type Sample struct {
 // ShutdownState is what the harness saw after the final clean shutdown.
 type ShutdownState struct {
 	ExitCodes  map[string]int `json:"exit_codes"` // replica → exit code of its last process (-1: signal)
-	LocksHeld  []string       `json:"locks_held"` // keys of the lock bucket still held
+	LocksHeld  []string       `json:"locks_held"` // jobs whose record holds their lock, then keys of the lock bucket
 	LivePIDs   []int          `json:"live_pids"`  // recorded job PIDs still alive
 	LiveProcs  []string       `json:"live_procs"` // other leftover processes of the harness's binaries
 	Unexpected []string       `json:"unexpected"` // replica processes that exited without being told to

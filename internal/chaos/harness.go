@@ -16,9 +16,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Config configures one run of the harness.
@@ -59,6 +56,10 @@ const (
 	LockBucket    = "locks"
 	LockStream    = "KV_locks"
 	HistoryStream = "KV_cronlock_history"
+	// JobLockStream holds the jobs' locks: each job's lock is its state
+	// record in the history bucket, so the leader a tick depends on is
+	// this stream's (the lock stream serves the lock package's own users).
+	JobLockStream = HistoryStream
 	shutdownGrace = 2 * time.Second
 	// ShortStartingDeadline is the short jobs' starting_deadline: after an
 	// outage a replica runs the latest missed tick at once if it is at most
@@ -583,9 +584,9 @@ func (h *Harness) apply(ctx context.Context, kind string) {
 		i := h.rng.IntN(len(h.cluster.Nodes))
 		detail := ""
 		if kind == FNATSLeaderKill {
-			if l := h.cluster.StreamLeader(LockStream); l >= 0 {
+			if l := h.cluster.StreamLeader(JobLockStream); l >= 0 {
 				i = l
-				detail = "leader of " + LockStream
+				detail = "leader of " + JobLockStream
 			} else {
 				detail = "no leader found; random node"
 			}
@@ -665,7 +666,7 @@ func (h *Harness) shutdown() *ShutdownState {
 	for _, r := range h.replicas {
 		s.Unexpected = append(s.Unexpected, r.Problems()...)
 	}
-	s.LocksHeld = h.heldLocks()
+	s.LocksHeld = LocksHeld(h.cluster.URL())
 	if out, err := exec.Command(h.cfg.CronlockBin, "locks", "--json", "-c", h.replicas[0].ConfigFile).CombinedOutput(); err == nil {
 		h.logf("cronlock locks --json: %s", strings.TrimSpace(string(out)))
 	} else {
@@ -681,42 +682,6 @@ func (h *Harness) shutdown() *ShutdownState {
 	}
 	s.LiveProcs = ProcsOf(h.cfg.CronlockBin, h.cfg.Recorder)
 	return s
-}
-
-// heldLocks reads the lock bucket directly, through no proxy.
-func (h *Harness) heldLocks() []string {
-	nc, err := nats.Connect(h.cluster.URL(), nats.Timeout(5*time.Second))
-	if err != nil {
-		return []string{"(cannot connect to read the lock bucket: " + err.Error() + ")"}
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return []string{"(jetstream: " + err.Error() + ")"}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	kv, err := js.KeyValue(ctx, LockBucket)
-	if err != nil {
-		return []string{"(lock bucket: " + err.Error() + ")"}
-	}
-	keys, err := kv.Keys(ctx)
-	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil
-	}
-	if err != nil {
-		return []string{"(keys: " + err.Error() + ")"}
-	}
-	var out []string
-	for _, k := range keys {
-		e, err := kv.Get(ctx, k)
-		if err == nil {
-			out = append(out, fmt.Sprintf("%s=%s (rev %d)", k, e.Value(), e.Revision()))
-		} else {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 func (h *Harness) teardown() {

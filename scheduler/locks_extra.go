@@ -1,0 +1,44 @@
+package scheduler
+
+// followRecord ends the hold as soon as the watch of the history delivers
+// a write of the job's record that no longer holds this lease (cronlock
+// unlock --force, History.ForceRelease): within a watch delivery, not at
+// the next renewal. Mutual exclusion does not depend on it (a renewal that
+// finds the record taken ends the hold too); without the watch it waits
+// for the hold's end. It returns when the hold ends or settles.
+//
+// Only a delivery after the one of this hold's own write counts: the view
+// before it is of an older revision. A run's result frees the hold after
+// settle, so its delivery finds the hold settled and is not a loss.
+func (l *heldLock) followRecord() {
+	seen := false // the watch has delivered a write holding this lease
+	for {
+		changed := l.s.claims.onChange(l.name)
+		switch holder := l.s.claims.holderOf(l.name); {
+		case holder == l.id:
+			seen = true
+		case seen:
+			select {
+			case <-l.stop: // the run ended: its result freed the hold
+			default:
+				l.lose("the job's record no longer holds this lease (released by force or taken over)")
+			}
+			return
+		}
+		select {
+		case <-l.stop:
+			return
+		case <-l.ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// holderOf is the lease holding the job's lock as the watch delivered it
+// last ("" free or not delivered).
+func (c *claims) holderOf(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.views[name].holder
+}
