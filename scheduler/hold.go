@@ -164,13 +164,14 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 			}
 			return s.notTaken(ctx, req, last)
 		}
-		// The write ends with the take's timeout, as a tick's attempt must
-		// (but with time for one request: the retry delay's bound), and not
-		// with ctx: the watch may deliver this very write (the tick claimed:
-		// the caller's ctx ends) before its acknowledgement, which must
-		// still be read.
-		deadline, _ := wctx.Deadline()
-		uctx, ucancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(s.holds.retryMax)))
+		// The write has the state timeout, as a claim always had (a read and
+		// a compare-and-swap, retried on conflicts, on a slow server), even
+		// when it starts at the end of the wait; and it does not end with
+		// ctx: the watch may deliver this very write (the tick claimed: the
+		// caller's ctx ends) before its acknowledgement, which must still be
+		// read. A take sends nothing while disconnected (above), so an
+		// outage still ends it at once.
+		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), s.stateTimeout())
 		st, newRev, err := s.history.updateAt(uctx, req.name, guess, rev, func(st *jobState, rev uint64) bool {
 			refusedByChange, wait, holder, dropped = false, 0, nil, nil
 			if st.Holder != nil && st.Holder.Lease != id && s.unsure.has(req.name, st.Holder.Lease) {
@@ -226,14 +227,6 @@ func (s *Scheduler) notTaken(ctx context.Context, req takeRequest, holder *hold)
 		nae.Holder = lock.Holder{Key: req.name, Owner: holder.Owner, Token: holder.Token, AcquiredAt: holder.Since}
 	}
 	return takeResult{outcome: heldElse}, nae
-}
-
-// later returns the later of a and b.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // takeResult is what take got: on taken, the lock and the state written
