@@ -25,7 +25,11 @@ import (
 // sweep or manual run) while a live replica announces an older format, and
 // say so; the older ones run every job meanwhile. Both claim ticks with
 // the same compare-and-swap on the same record, so no tick runs twice
-// even while they overlap. Once the last older replica is gone (its
+// even while they overlap. An older replica that starts while newer ones
+// run jobs does not see their holds; so a newer replica that finds one
+// (at its next tick or sweep, within a second) also takes the lock
+// bucket's key of each job it is running, which the older replica
+// respects, until that run ends. Once the last older replica is gone (its
 // announcement removed at a clean stop, or TTL old), the newer ones start,
 // and for one lease after that they also wait while the job's key in the
 // lock bucket is held: an older replica that died mid-run holds it until
@@ -68,8 +72,60 @@ func (s *Scheduler) deferring() bool {
 		s.log.Info().Msg("no replica of an older release is left: this replica runs its jobs")
 		g.gone = time.Now()
 	}
+	if len(ids) > 0 && was == "" {
+		go s.guardHolds()
+	}
 	g.ids = ids
 	return len(ids) > 0
+}
+
+// guardHolds takes the lock bucket's key of every job this replica holds
+// now, for an older replica that does not see holds (see StoredFormat):
+// each until its run ends.
+func (s *Scheduler) guardHolds() {
+	for _, l := range s.inHand.all() {
+		ctx, cancel := context.WithTimeout(l.ctx, s.opts.AcquireTimeout)
+		lease, err := s.legacy.Acquire(ctx, l.name)
+		cancel()
+		if err != nil {
+			s.log.Warn().Err(err).Str("job", l.name).Msg("cannot take the job's key in the lock bucket for an older replica: it may start the job while this run goes on")
+			continue
+		}
+		if !l.guardWith(lease) {
+			lease.Close() // the run has ended meanwhile
+		}
+	}
+}
+
+// heldLocks are the holds this replica has now.
+type heldLocks struct {
+	mu sync.Mutex
+	m  map[*heldLock]struct{}
+}
+
+func (h *heldLocks) add(l *heldLock) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[*heldLock]struct{}{}
+	}
+	h.m[l] = struct{}{}
+}
+
+func (h *heldLocks) remove(l *heldLock) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.m, l)
+}
+
+func (h *heldLocks) all() []*heldLock {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*heldLock, 0, len(h.m))
+	for l := range h.m {
+		out = append(out, l)
+	}
+	return out
 }
 
 // legacyHeld reports whether, within a lease of the last older replica

@@ -13,6 +13,7 @@ import (
 	"github.com/cronlock/cronlock/internal/registry"
 	"github.com/cronlock/cronlock/internal/testlog"
 	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
 
@@ -114,4 +115,57 @@ func TestTokenGoingBackwardsIsReported(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// An older replica that starts while a newer one runs a job does not see
+// the job's hold; the newer replica then takes the job's key in the lock
+// bucket, which the older one respects, until its run ends.
+func TestGuardsRunsFromAnOlderReplica(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	_, js := natstest.Connect(t, url)
+	started, finish := make(chan struct{}, 1), make(chan struct{})
+	r := newReplica(t, url, lockOpts("newer"), scheduler.Options{Logger: testLogger(t, "newer")})
+	addJob(t, r, job.Job{Name: "long", Schedule: "* * * * * *", Run: func(ctx context.Context) error {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-finish:
+		case <-ctx.Done():
+		}
+		return nil
+	}})
+	r.start(t)
+	<-started
+	b, err := registry.Open(ctx, js, scheduler.DefaultReplicaBucket, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := registry.New(b, registry.Replica{ID: "older", Started: time.Now().UTC()}, nil, time.Now)
+	if err := older.Announce(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer older.Leave()
+	oldLocks, err := lock.New(ctx, js, lockOpts("older"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oldLocks.Close()
+	waitFor(t, 5*time.Second, "the newer replica holding the job's key in the lock bucket", func() bool {
+		h, err := oldLocks.Holder(ctx, "long")
+		return err == nil && h.Owner == "newer"
+	})
+	if _, err := oldLocks.Acquire(ctx, "long", lock.WithTimeout(200*time.Millisecond)); !errors.Is(err, lock.ErrNotAcquired) {
+		t.Fatalf("the older replica's acquire while the run goes on: %v, want ErrNotAcquired", err)
+	}
+	close(finish)
+	lease, err := oldLocks.Acquire(ctx, "long", lock.WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatalf("the older replica's acquire once the run has ended: %v", err)
+	}
+	lease.Close()
 }

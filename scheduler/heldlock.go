@@ -33,8 +33,12 @@ type heldLock struct {
 	moved    chan struct{}
 	lost     bool
 	freed    bool // the record no longer holds it (its result freed it)
-	ctx      context.Context
-	end      context.CancelCauseFunc
+	released bool
+	// guard is the lock bucket's key of the job, taken for an older
+	// replica (compat.go); nil if none.
+	guard *lock.Lease
+	ctx   context.Context
+	end   context.CancelCauseFunc
 }
 
 func (s *Scheduler) newHeldLock(name string, h *hold, sent time.Time) *heldLock {
@@ -42,6 +46,7 @@ func (s *Scheduler) newHeldLock(name string, h *hold, sent time.Time) *heldLock 
 	l := &heldLock{s: s, name: name, owner: h.Owner, id: h.Lease, token: h.Token,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 		deadline: s.holds.safeDeadline(sent), moved: make(chan struct{}), ctx: ctx, end: end}
+	s.inHand.add(l)
 	go l.keep()
 	go l.followRecord() // see locks_extra.go
 	return l
@@ -172,9 +177,14 @@ func (l *heldLock) markFreed() {
 // after its last write at the latest.
 func (l *heldLock) Release(ctx context.Context) error {
 	l.settle()
+	l.s.inHand.remove(l)
 	l.mu.Lock()
-	freed := l.freed
+	freed, guard := l.freed, l.guard
+	l.released, l.guard = true, nil
 	l.mu.Unlock()
+	if guard != nil {
+		defer guard.Close()
+	}
 	defer l.end(context.Canceled)
 	if freed {
 		return nil
@@ -185,4 +195,16 @@ func (l *heldLock) Release(ctx context.Context) error {
 	}
 	l.markFreed()
 	return nil
+}
+
+// guardWith keeps lease (the job's key in the lock bucket) until Release;
+// false if the hold is released already.
+func (l *heldLock) guardWith(lease *lock.Lease) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released || l.guard != nil {
+		return false
+	}
+	l.guard = lease
+	return true
 }

@@ -50,6 +50,7 @@ type Scheduler struct {
 	// format (compat.go): legacy is the lock bucket it used.
 	older   olderGate
 	legacy  *lock.Locker
+	inHand  heldLocks
 	reapers sync.WaitGroup
 	closing chan struct{}
 
