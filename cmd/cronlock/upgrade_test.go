@@ -24,7 +24,9 @@ import (
 // previousBinaryEnv names that binary.
 const (
 	previousBinaryEnv = "CRONLOCK_PREVIOUS_BINARY"
-	// previousRelease is the commit of the previous release.
+	// previousRelease is the commit before the last change of a stored
+	// format (the jobs' locks moved into their records); the 0.1.0
+	// release, 10c9fc0, passes too.
 	previousRelease = "0a32453"
 	previousBuild   = "git worktree add /tmp/cronlock-prev-src " + previousRelease +
 		" && (cd /tmp/cronlock-prev-src && go build -o /tmp/cronlock-prev ./cmd/cronlock)"
