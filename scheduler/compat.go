@@ -3,7 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,9 +61,9 @@ func (s *Scheduler) deferring() bool {
 	g := &s.older
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	was := strings.Join(g.ids, ",")
-	switch now := strings.Join(ids, ","); {
-	case now == was:
+	was := len(g.ids) > 0
+	switch {
+	case slices.Equal(ids, g.ids):
 	case len(ids) > 0:
 		s.log.Warn().Strs("older_replicas", ids).Int("format", StoredFormat).
 			Msg("replicas of an older release are running: this replica starts no run until they are gone; finish the rolling update")
@@ -72,7 +72,7 @@ func (s *Scheduler) deferring() bool {
 		s.log.Info().Msg("no replica of an older release is left: this replica runs its jobs")
 		g.gone = time.Now()
 	}
-	if len(ids) > 0 && was == "" {
+	if len(ids) > 0 && !was {
 		go s.guardHolds()
 	}
 	g.ids = ids
