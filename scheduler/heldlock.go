@@ -189,7 +189,7 @@ func (l *heldLock) Release(ctx context.Context) error {
 	if freed {
 		return nil
 	}
-	if _, err := l.s.history.unhold(ctx, l.name, l.id, false); err != nil {
+	if err := l.s.history.unhold(ctx, l.name, l.id); err != nil {
 		l.s.unholdLater(l.name, l.id, false)
 		return err
 	}

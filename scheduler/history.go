@@ -308,18 +308,18 @@ func (h *History) Resume(ctx context.Context, name string) error {
 	return err
 }
 
-// unhold frees the job's hold if the record holds lease id, with
-// unstarted recording its run as not started (see dropUnstarted), and
-// returns the entries it changed. It returns a nil error when it freed the hold or the record
-// holds something else.
-func (h *History) unhold(ctx context.Context, name, id string, unstarted bool) ([]Run, error) {
+// unholdAny frees the job's hold if the record holds one of p's leases,
+// recording its run as not started when its take's was (see
+// dropUnstarted), and returns the entries it changed. It returns a nil
+// error when it freed the hold or the record holds none of them.
+func (h *History) unholdAny(ctx context.Context, name string, p pendingHolds) ([]Run, error) {
 	var dropped []Run
 	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
 		dropped = nil
-		if st.Holder == nil || st.Holder.Lease != id {
+		if st.Holder == nil || !slices.Contains(p.ids, st.Holder.Lease) {
 			return false
 		}
-		if unstarted {
+		if p.unstarted[st.Holder.Lease] {
 			dropped = dropUnstarted(st)
 		} else {
 			st.Holder = nil
@@ -330,4 +330,10 @@ func (h *History) unhold(ctx context.Context, name, id string, unstarted bool) (
 		return nil, err
 	}
 	return dropped, nil
+}
+
+// unhold frees the job's hold if the record holds lease id.
+func (h *History) unhold(ctx context.Context, name, id string) error {
+	_, err := h.unholdAny(ctx, name, pendingHolds{ids: []string{id}})
+	return err
 }

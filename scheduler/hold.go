@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -259,36 +260,47 @@ func (s *Scheduler) awaitHold(ctx context.Context, changed <-chan struct{}, wait
 
 // unholdLater frees, in the background, a hold that a take or a release
 // whose verdict was lost may have left on the record (unstarted: a take's,
-// whose run never started): until NATS answers
-// that the record no longer holds lease id, or for two leases (by then a
-// replica that saw it has taken it over). Without it the job would stay
-// locked for a lease after every lost reply. Meanwhile this replica's own
-// takes treat that hold as free (see unsure).
+// whose run never started). Without it the job would stay locked for a
+// lease after every lost reply. Meanwhile this replica's own takes treat
+// that hold as free (see unsure). One goroutine per job serves all its
+// pending leases, however many ticks an overload or an outage lasts: one
+// per failed take fed the overload that caused the failures. It stops once
+// NATS has answered that the record holds none of them and unholdSettle
+// has passed since the last was added (a write whose verdict was lost can
+// still be stored a moment later), or after two leases (by then a replica
+// that saw the hold has taken it over).
 func (s *Scheduler) unholdLater(name, id string, unstarted bool) {
-	if unstarted {
-		s.unsure.add(name, id)
+	if !s.unsure.add(name, id, unstarted) {
+		return // the job's goroutine runs: it takes this lease too
 	}
 	s.reapers.Add(1)
 	go func() {
 		defer s.reapers.Done()
-		defer s.unsure.remove(name, id)
-		until := time.Now().Add(2 * s.holds.lease)
-		for pause := s.holds.retryBase; time.Now().Before(until); pause = min(2*pause, s.holds.retryMax) {
+		for pause := s.holds.retryBase; ; pause = min(2*pause, s.holds.retryMax) {
+			p := s.unsure.pending(name)
 			ctx, cancel := context.WithTimeout(context.Background(), s.holds.retryMax)
-			dropped, err := s.history.unhold(ctx, name, id, unstarted)
+			dropped, err := s.history.unholdAny(ctx, name, p)
 			cancel()
 			if err == nil {
 				s.reportUnstarted(dropped)
+				pause = s.holds.retryBase
+			}
+			if s.unsure.done(name, len(p.ids), err == nil, s.holds.lease) {
 				return
 			}
 			select {
 			case <-s.closing:
+				s.unsure.drop(name)
 				return
 			case <-time.After(pause):
 			}
 		}
 	}()
 }
+
+// unholdSettle is how long unholdLater goes on looking after NATS first
+// answers that no pending lease holds the record.
+const unholdSettle = time.Second
 
 // dropUnstarted frees st's hold and records its run, which never started
 // (the take's write was stored after its replica had given up on it), as
@@ -325,35 +337,88 @@ func (s *Scheduler) reportUnstarted(runs []Run) {
 	}
 }
 
-// unsureHolds are the leases of this replica's takes whose write had no
-// verdict, by job, while unholdLater frees them.
+// unsureHolds are the leases of this replica's takes and releases whose
+// write had no verdict, by job, while unholdLater frees them.
 type unsureHolds struct {
 	mu sync.Mutex
-	m  map[string][]string
+	m  map[string]*unsureJob
 }
 
-func (u *unsureHolds) add(name, id string) {
+type unsureJob struct {
+	ids       []string
+	unstarted map[string]bool
+	added     time.Time // when the last lease was added
+	clean     time.Time // since when NATS answers that none holds the record
+}
+
+// pendingHolds is a snapshot of a job's pending leases.
+type pendingHolds struct {
+	ids       []string
+	unstarted map[string]bool
+}
+
+// add notes a lease; true if the job had none pending (start its
+// goroutine).
+func (u *unsureHolds) add(name, id string, unstarted bool) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m == nil {
-		u.m = map[string][]string{}
+		u.m = map[string]*unsureJob{}
 	}
-	u.m[name] = append(u.m[name], id)
+	j, ok := u.m[name]
+	if !ok {
+		j = &unsureJob{unstarted: map[string]bool{}}
+		u.m[name] = j
+	}
+	j.ids = append(j.ids, id)
+	j.unstarted[id] = unstarted
+	j.added, j.clean = time.Now(), time.Time{}
+	return !ok
 }
 
-func (u *unsureHolds) remove(name, id string) {
+func (u *unsureHolds) pending(name string) pendingHolds {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	ids := slices.DeleteFunc(u.m[name], func(x string) bool { return x == id })
-	if len(ids) == 0 {
-		delete(u.m, name)
-		return
+	j := u.m[name]
+	if j == nil {
+		return pendingHolds{}
 	}
-	u.m[name] = ids
+	return pendingHolds{ids: slices.Clone(j.ids), unstarted: maps.Clone(j.unstarted)}
+}
+
+// done reports whether the job's goroutine may stop after a look at the
+// record that saw n leases (answered: NATS answered that none holds it
+// now), and forgets the job's leases if so.
+func (u *unsureHolds) done(name string, n int, answered bool, lease time.Duration) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	j := u.m[name]
+	switch {
+	case j == nil:
+		return true
+	case time.Since(j.added) > 2*lease:
+	case !answered || len(j.ids) > n:
+		j.clean = time.Time{}
+		return false
+	case j.clean.IsZero():
+		j.clean = time.Now()
+		return false
+	case time.Since(j.clean) < unholdSettle:
+		return false
+	}
+	delete(u.m, name)
+	return true
+}
+
+func (u *unsureHolds) drop(name string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.m, name)
 }
 
 func (u *unsureHolds) has(name, id string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return slices.Contains(u.m[name], id)
+	j := u.m[name]
+	return j != nil && slices.Contains(j.ids, id)
 }
