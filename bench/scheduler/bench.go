@@ -30,6 +30,23 @@ const (
 	lead           = 1 * time.Second
 )
 
+// startOffset is where in its second the run starts: the ticks fall half
+// a second after the start and before the end, so the writes of the
+// run's first and last ticks land inside the measured phase (with a start
+// just after a tick, the last tick's writes came after the end and the
+// stored writes per job-tick read low by up to one tick's share).
+const startOffset = 500 * time.Millisecond
+
+// startPhase is the first instant at or after t that is startOffset into
+// a second.
+func startPhase(t time.Time) time.Time {
+	s := t.Truncate(time.Second).Add(startOffset)
+	if s.Before(t) {
+		s = s.Add(time.Second)
+	}
+	return s
+}
+
 // serverSnap is what the parent samples of the nats-server.
 type serverSnap struct {
 	ru                usage
@@ -148,7 +165,7 @@ func bench(ctx context.Context, c config) (*result, error) {
 		}
 	}
 
-	start := time.Now().Add(lead)
+	start := startPhase(time.Now().Add(lead))
 	end := start.Add(c.Duration)
 	from, to := start, end // the measured phase
 	if c.Idle {

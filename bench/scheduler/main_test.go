@@ -49,7 +49,7 @@ func TestSmoke(t *testing.T) {
 	if res.Expected == 0 || res.Ran == 0 {
 		t.Errorf("no checked tick ran (expected %d, ran %d)", res.Expected, res.Ran)
 	}
-	if res.Missing > res.Expected/2 {
+	if res.Missing != 0 {
 		t.Errorf("%d of %d checked ticks missing", res.Missing, res.Expected)
 	}
 	window := 0
@@ -59,11 +59,15 @@ func TestSmoke(t *testing.T) {
 	if window < res.Ran || res.Spread.Max > window || res.Spread.Min > res.Spread.Max {
 		t.Errorf("runs per replica %+v (sum %d) do not add up to the %d job-ticks that ran", res.Spread, window, res.Ran)
 	}
-	// Per job-tick costs: every run writes the lock and the history (at
-	// least a claim each), and every replica hears of it.
+	// Per job-tick costs: a job's state record is its lock, so a tick is
+	// two writes of the history (the claim that takes the lock, the result
+	// that frees it) and none of the lock bucket; renewals, announcements
+	// and the run's edges add a little.
 	w := res.Server.WritesPerJobTick
-	if w["locks"] < 1 || w["cronlock_history"] < 1 || res.Server.WritesTotal < w["locks"]+w["cronlock_history"] {
-		t.Errorf("stored writes per job-tick %v (total %.2f): want ≥ 1 for locks and history", w, res.Server.WritesTotal)
+	if w["locks"] != 0 || w["cronlock_history"] < 1.8 || res.Server.WritesTotal > 2.5 ||
+		res.Server.WritesTotal < w["cronlock_history"] {
+		t.Errorf("stored writes per job-tick %v (total %.2f): want no lock bucket write, ≥ 1.8 history, ≤ 2.5 in all",
+			w, res.Server.WritesTotal)
 	}
 	if res.RecvPerReplica <= 0 || res.Server.ReplicasOutPerJobTick <= 0 ||
 		res.Server.ReplicasOutPerJobTick > res.Server.OutPerJobTick {
@@ -73,11 +77,13 @@ func TestSmoke(t *testing.T) {
 	if res.CPUPerJobTickUs <= 0 || res.GoroutinesPeakMax <= 0 || res.MaxRSSMiBMax <= 0 {
 		t.Errorf("CPU per job-tick %.0f µs, goroutines %d, RSS %.0f MiB: want > 0", res.CPUPerJobTickUs, res.GoroutinesPeakMax, res.MaxRSSMiBMax)
 	}
-	if res.Trace == nil || res.Trace.ProductivePerTick == 0 {
-		t.Errorf("the lock trace saw no hold that ran a job: %+v", res.Trace)
+	// The trace follows the holds in the history records: every checked
+	// tick's run is inside a hold of its replica's lease.
+	if res.Trace == nil || res.Trace.ProductivePerTick < 0.5 || res.Trace.HoldsPerTick > 2 {
+		t.Errorf("the lock trace saw too few holds that ran a job (want ≥ 0.5 per job-tick): %+v", res.Trace)
 	}
-	t.Logf("runs %d, checked %d, missing %d, duplicates %d, delay p50 %.1f ms max %.1f ms",
-		res.RunsTotal, res.Expected, res.Missing, res.Duplicates, res.DelayP50, res.DelayMax)
+	t.Logf("runs %d, checked %d, missing %d, duplicates %d, delay p50 %.1f ms max %.1f ms; writes per job-tick %v; trace %+v",
+		res.RunsTotal, res.Expected, res.Missing, res.Duplicates, res.DelayP50, res.DelayMax, w, res.Trace)
 }
 
 // TestIdle runs the idle mode briefly: 2 replicas × 200 daily jobs, a 1 s

@@ -83,6 +83,9 @@ func classify(m *nats.Msg) string {
 		if strings.HasPrefix(s, "$KV.locks.") {
 			return "watch delivery (headers only) to a Locker"
 		}
+		if strings.HasPrefix(s, "$KV.cronlock_history.") {
+			return "watch delivery of the history (job states, holds)"
+		}
 		return "delivery other consumer"
 	}
 	switch {
@@ -94,7 +97,7 @@ func classify(m *nats.Msg) string {
 	case strings.HasPrefix(s, "$JS.API.STREAM.MSG.GET.KV_locks"):
 		return "lock  request msg-get last (Locker.last)"
 	case strings.HasPrefix(s, "$KV.cronlock_history."):
-		return "hist  publish CAS write (claim/record)"
+		return "hist  publish CAS write (claim+take / renew / result+free)"
 	case strings.HasPrefix(s, "$JS.API.DIRECT.GET.KV_cronlock_history"):
 		return "hist  request direct get"
 	case strings.HasPrefix(s, "$JS.API.CONSUMER.MSG.NEXT."):

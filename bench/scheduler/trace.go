@@ -12,33 +12,39 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cronlock/cronlock/lock"
+	"github.com/cronlock/cronlock/scheduler"
 )
 
-// lockTracer follows the stored writes to the locks of the first N jobs (an
-// ordered consumer on the lock bucket's stream, as any watcher would), so
-// the parent can tell who held each job's lock when, and whether a hold ran
-// the job or only found its tick already claimed.
+// lockTracer follows the stored writes to the state records of the first N
+// jobs (an ordered consumer on the history bucket's stream, as any watcher
+// would): a job's record is its lock, so the parent can tell who held each
+// job's lock when, and whether a hold ran the job or only found its tick
+// already claimed. A write whose holderHeader names a lease holds the lock
+// for that lease; a write without it (or a delete or purge) frees it.
 type lockTracer struct {
 	mu     sync.Mutex
 	events map[int][]lockEvent // job index → events in stream order
 	cc     jetstream.ConsumeContext
 }
 
+// holderHeader is the scheduler's header naming the lease that holds a
+// job's state record (scheduler/hold.go); absent while the lock is free.
+const holderHeader = "Cronlock-Holder"
+
 type lockEvent struct {
-	At      time.Time // server's stored time
-	Owner   string    // "" for a release (purge) or an expiry marker
-	Free    bool
-	Expired bool // the server's marker: the key's TTL ran out
+	At    time.Time // server's stored time
+	Lease string    // the holding lease; "" when the write frees the lock
+	Owner string    // the holder's owner ID, from the record
+	Free  bool
 }
 
 func startTracer(ctx context.Context, js jetstream.JetStream, n int) (*lockTracer, error) {
-	prefix := "$KV." + lock.DefaultBucket + "."
+	prefix := "$KV." + scheduler.DefaultHistoryBucket + "."
 	subjects := make([]string, n)
 	for i := range n {
 		subjects[i] = prefix + jobName(i)
 	}
-	cons, err := js.OrderedConsumer(ctx, "KV_"+lock.DefaultBucket, jetstream.OrderedConsumerConfig{
+	cons, err := js.OrderedConsumer(ctx, "KV_"+scheduler.DefaultHistoryBucket, jetstream.OrderedConsumerConfig{
 		FilterSubjects: subjects,
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 	})
@@ -57,15 +63,17 @@ func startTracer(ctx context.Context, js jetstream.JetStream, n int) (*lockTrace
 		}
 		ev := lockEvent{At: md.Timestamp}
 		h := m.Headers()
-		if h.Get("KV-Operation") != "" || h.Get(jetstream.MarkerReasonHeader) != "" {
-			ev.Free = true
-			ev.Expired = h.Get(jetstream.MarkerReasonHeader) != ""
+		ev.Lease = h.Get(holderHeader)
+		if ev.Lease == "" || h.Get("KV-Operation") != "" || h.Get(jetstream.MarkerReasonHeader) != "" {
+			ev.Free, ev.Lease = true, ""
 		} else {
 			var rec struct {
-				Owner string `json:"owner"`
+				Holder struct {
+					Owner string `json:"owner"`
+				} `json:"holder"`
 			}
 			json.Unmarshal(m.Data(), &rec)
-			ev.Owner = rec.Owner
+			ev.Owner = rec.Holder.Owner
 		}
 		t.mu.Lock()
 		i := idx[m.Subject()]
@@ -89,7 +97,8 @@ func (t *lockTracer) stop() map[int][]lockEvent {
 // checked window.
 type traceSummary struct {
 	Jobs int `json:"jobs"`
-	// Holds of a job's lock (acquire → release) per job-tick, split into
+	// Holds of a job's lock (the write that takes it → the one that frees
+	// it) per job-tick, split into
 	// those during which the holder ran the job and the "wasted" ones, in
 	// which a replica took the lock only to find the tick already claimed.
 	HoldsPerTick      float64 `json:"holds_per_tick"`
@@ -108,10 +117,10 @@ type traceSummary struct {
 	HeldByWasted    int `json:"held_at_tick_by_wasted_hold"`
 	MissingWhenHeld int `json:"missing_when_held"`
 	MissingWhenFree int `json:"missing_when_free"`
-	// Holds that no release ended: the server expired the key after the
-	// lease (LeaseDuration), e.g. a write whose acknowledgement came after
-	// Acquire had given up. Their lengths in seconds, and the ticks at
-	// which the lock was held by one.
+	// Holds that no release ended: another lease took the record over
+	// (after a whole lease unchanged, or a forced release's successor),
+	// e.g. a holder that stopped renewing. Their lengths in seconds, and
+	// the ticks at which the lock was held by one.
 	Expired       int      `json:"expired_holds"`
 	ExpiredHolds  []string `json:"expired_hold_list,omitempty"`
 	HeldByExpired int      `json:"held_at_tick_by_expired_hold"`
@@ -119,10 +128,35 @@ type traceSummary struct {
 }
 
 type hold struct {
-	owner      string
-	from, to   time.Time
-	productive bool
-	expired    bool // ended by the server's TTL, not by a release
+	lease, owner string
+	from, to     time.Time
+	productive   bool
+	expired      bool // taken over by another lease, not freed by a write
+}
+
+// holdsOf turns a job's events into its holds: a hold begins at the first
+// write naming its lease and ends at the first later write that frees the
+// lock or names another lease (then it was taken over: expired). A hold
+// still open when the trace stops is left out.
+func holdsOf(events []lockEvent) []hold {
+	var hs []hold
+	var cur *hold
+	for _, ev := range events {
+		switch {
+		case !ev.Free && cur == nil:
+			cur = &hold{lease: ev.Lease, owner: ev.Owner, from: ev.At}
+		case !ev.Free && ev.Lease == cur.lease: // a renewal, or another write of the held record
+		case !ev.Free:
+			cur.to, cur.expired = ev.At, true
+			hs = append(hs, *cur)
+			cur = &hold{lease: ev.Lease, owner: ev.Owner, from: ev.At}
+		case cur != nil:
+			cur.to = ev.At
+			hs = append(hs, *cur)
+			cur = nil
+		}
+	}
+	return hs
 }
 
 func analyzeTrace(events map[int][]lockEvent, reps []*replicaReport, from, to time.Time, n int) *traceSummary {
@@ -146,24 +180,7 @@ func analyzeTrace(events map[int][]lockEvent, reps []*replicaReport, from, to ti
 				ran[x[0]] = true
 			}
 		}
-		var hs []hold
-		var cur *hold
-		for _, ev := range events[j] {
-			switch {
-			case !ev.Free && cur == nil:
-				cur = &hold{owner: ev.Owner, from: ev.At}
-			case !ev.Free: // a renewal (or a write over a hold we missed)
-				if ev.Owner != cur.owner {
-					cur.to = ev.At
-					hs = append(hs, *cur)
-					cur = &hold{owner: ev.Owner, from: ev.At}
-				}
-			case cur != nil:
-				cur.to, cur.expired = ev.At, ev.Expired
-				hs = append(hs, *cur)
-				cur = nil
-			}
-		}
+		hs := holdsOf(events[j])
 		for i := range hs {
 			h := &hs[i]
 			for _, s := range starts[h.owner] {
@@ -191,48 +208,9 @@ func analyzeTrace(events map[int][]lockEvent, reps []*replicaReport, from, to ti
 					jobName(j), h.owner, tick.Format(time.TimeOnly), h.from.Sub(tick).Milliseconds(), h.to.Sub(h.from).Seconds()))
 			}
 		}
-		for t := lo; t <= hi; t++ {
-			ts.Ticks++
-			at := time.Unix(t, 0)
-			held, wasted, expired := false, false, false
-			for _, h := range hs {
-				if h.from.Before(at) && h.to.After(at) {
-					held, wasted, expired = true, !h.productive, h.expired
-					break
-				}
-			}
-			if held {
-				ts.HeldAtTick++
-				if wasted {
-					ts.HeldByWasted++
-				}
-				if expired {
-					ts.HeldByExpired++
-				}
-				if !ran[t] {
-					ts.MissingWhenHeld++
-				}
-			} else if !ran[t] {
-				ts.MissingWhenFree++
-			}
-		}
+		ts.countTicks(hs, ran, lo, hi)
 		if j == 0 {
-			mid := from.Add(to.Sub(from) / 2).Truncate(time.Second)
-			for _, h := range hs {
-				if h.from.Before(mid) || h.from.After(mid.Add(3*time.Second)) {
-					continue
-				}
-				tick := h.from.Truncate(time.Second)
-				kind := "found its tick already claimed"
-				if h.productive {
-					kind = "ran the job"
-				}
-				if h.expired {
-					kind += "; never released: expired by the server"
-				}
-				ts.Timeline = append(ts.Timeline, fmt.Sprintf("%s +%4dms  %s holds %5d ms, %s",
-					tick.Format(time.TimeOnly), h.from.Sub(tick).Milliseconds(), h.owner, h.to.Sub(h.from).Milliseconds(), kind))
-			}
+			ts.addTimeline(hs, from, to)
 		}
 	}
 	perTick := float64(max(ts.Ticks, 1))
@@ -245,6 +223,56 @@ func analyzeTrace(events map[int][]lockEvent, reps []*replicaReport, from, to ti
 	ts.ProductiveHoldP50, ts.ProductiveHoldP99 = pct(prodD, 0.5), pct(prodD, 0.99)
 	ts.WastedHoldP50, ts.WastedHoldP99 = pct(wasteD, 0.5), pct(wasteD, 0.99)
 	return ts
+}
+
+// countTicks classifies the ticks lo..hi (Unix seconds) of one job by
+// whether a hold begun earlier still held its lock at the tick instant.
+func (ts *traceSummary) countTicks(hs []hold, ran map[int64]bool, lo, hi int64) {
+	for t := lo; t <= hi; t++ {
+		ts.Ticks++
+		at := time.Unix(t, 0)
+		held, wasted, expired := false, false, false
+		for _, h := range hs {
+			if h.from.Before(at) && h.to.After(at) {
+				held, wasted, expired = true, !h.productive, h.expired
+				break
+			}
+		}
+		if held {
+			ts.HeldAtTick++
+			if wasted {
+				ts.HeldByWasted++
+			}
+			if expired {
+				ts.HeldByExpired++
+			}
+			if !ran[t] {
+				ts.MissingWhenHeld++
+			}
+		} else if !ran[t] {
+			ts.MissingWhenFree++
+		}
+	}
+}
+
+// addTimeline describes the holds begun in 3 s mid-window.
+func (ts *traceSummary) addTimeline(hs []hold, from, to time.Time) {
+	mid := from.Add(to.Sub(from) / 2).Truncate(time.Second)
+	for _, h := range hs {
+		if h.from.Before(mid) || h.from.After(mid.Add(3*time.Second)) {
+			continue
+		}
+		tick := h.from.Truncate(time.Second)
+		kind := "found its tick already claimed"
+		if h.productive {
+			kind = "ran the job"
+		}
+		if h.expired {
+			kind += "; never released: taken over by another lease"
+		}
+		ts.Timeline = append(ts.Timeline, fmt.Sprintf("%s +%4dms  %s holds %5d ms, %s",
+			tick.Format(time.TimeOnly), h.from.Sub(tick).Milliseconds(), h.owner, h.to.Sub(h.from).Milliseconds(), kind))
+	}
 }
 
 func pct(s []float64, p float64) float64 {
@@ -266,7 +294,7 @@ func printTrace(w io.Writer, ts *traceSummary) {
 	fmt.Fprintf(w, "  lock still held at the tick instant: %d of %d ticks (%d by a wasted hold); missing: %d of those, %d of the others\n",
 		ts.HeldAtTick, ts.Ticks, ts.HeldByWasted, ts.MissingWhenHeld, ts.MissingWhenFree)
 	if ts.Expired > 0 {
-		fmt.Fprintf(w, "  holds never released (ended by the server's TTL expiry): %d; the lock was held by one at %d ticks:\n    %s\n",
+		fmt.Fprintf(w, "  holds never released (taken over by another lease): %d; the lock was held by one at %d ticks:\n    %s\n",
 			ts.Expired, ts.HeldByExpired, strings.Join(ts.ExpiredHolds, "\n    "))
 	}
 	if len(ts.Timeline) > 0 {
