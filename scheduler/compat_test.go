@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/natstest"
@@ -27,14 +28,7 @@ func TestDefersToAnOlderRelease(t *testing.T) {
 	defer cancel()
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
 	_, js := natstest.Connect(t, url)
-	b, err := registry.Open(ctx, js, scheduler.DefaultReplicaBucket, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	older := registry.New(b, registry.Replica{ID: "older", Started: time.Now().UTC()}, nil, time.Now)
-	if err := older.Announce(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
+	older := announceOlder(ctx, t, js)
 	runs := newRecorder()
 	r := newReplica(t, url, lockOpts("newer"), scheduler.Options{Logger: testLogger(t, "newer")})
 	addJob(t, r, job.Job{Name: "j", Schedule: "* * * * * *", Run: func(ctx context.Context) error {
@@ -141,14 +135,7 @@ func TestGuardsRunsFromAnOlderReplica(t *testing.T) {
 	}})
 	r.start(t)
 	<-started
-	b, err := registry.Open(ctx, js, scheduler.DefaultReplicaBucket, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	older := registry.New(b, registry.Replica{ID: "older", Started: time.Now().UTC()}, nil, time.Now)
-	if err := older.Announce(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
+	older := announceOlder(ctx, t, js)
 	defer older.Leave()
 	oldLocks, err := lock.New(ctx, js, lockOpts("older"))
 	if err != nil {
@@ -168,4 +155,19 @@ func TestGuardsRunsFromAnOlderReplica(t *testing.T) {
 		t.Fatalf("the older replica's acquire once the run has ended: %v", err)
 	}
 	lease.Close()
+}
+
+// announceOlder announces a replica "older" as a release from before
+// stored formats were announced does (no format).
+func announceOlder(ctx context.Context, t *testing.T, js jetstream.JetStream) *registry.Registry {
+	t.Helper()
+	b, err := registry.Open(ctx, js, scheduler.DefaultReplicaBucket, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := registry.New(b, registry.Replica{ID: "older", Started: time.Now().UTC()}, nil, time.Now)
+	if err := older.Announce(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	return older
 }
