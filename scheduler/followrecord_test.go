@@ -70,7 +70,7 @@ func TestForceReleaseEndsTheRunAtOnce(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond) // lets the watch deliver the take's write
 	released := time.Now()
-	if err := h.ForceRelease(ctx, "held.job"); err != nil {
+	if _, err := h.ForceRelease(ctx, "held.job"); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -12,7 +12,7 @@ import (
 // heldLock is a job's hold as the replica holding it sees it: it renews
 // the hold every RenewInterval and ends, with lock.ErrLeaseLost, when the
 // record shows another hold or no renewal is confirmed by the local safe
-// deadline (see hold.go). It satisfies Lease.
+// deadline (see hold.go); Release frees it if the result did not.
 type heldLock struct {
 	s     *Scheduler
 	name  string
@@ -41,14 +41,17 @@ type heldLock struct {
 	end   context.CancelCauseFunc
 }
 
-func (s *Scheduler) newHeldLock(name string, h *hold, sent time.Time) *heldLock {
+// newHeldLock starts the hold that written (at rev) records, taken with a
+// write sent at sent.
+func (s *Scheduler) newHeldLock(name string, written jobState, rev uint64, sent time.Time) *heldLock {
 	ctx, end := context.WithCancelCause(context.Background())
-	l := &heldLock{s: s, name: name, owner: h.Owner, id: h.Lease, token: h.Token,
+	h := written.Holder
+	l := &heldLock{s: s, name: name, owner: h.Owner, id: h.Lease, token: h.Token, written: written, rev: rev,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 		deadline: s.holds.safeDeadline(sent), moved: make(chan struct{}), ctx: ctx, end: end}
 	s.inHand.add(l)
 	go l.keep()
-	go l.followRecord() // see locks_extra.go
+	go l.followRecord()
 	return l
 }
 

@@ -108,6 +108,9 @@ type JobState struct {
 	// Definition is the job.Job.Definition of the job's last claim (""
 	// when none was recorded): see definition.go.
 	Definition string
+	// Holder is who holds the job's lock (see Holder), nil while it is
+	// free: the lock is in the same record.
+	Holder *lock.Holder
 }
 
 // State returns the job's shared state.
@@ -120,8 +123,13 @@ func (h *History) State(ctx context.Context, name string) (JobState, error) {
 		return JobState{}, fmt.Errorf("scheduler: history: %w", err)
 	}
 	slices.Reverse(st.Runs)
-	return JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure,
-		Definition: st.Definition}, nil
+	out := JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure,
+		Definition: st.Definition}
+	if st.Holder != nil {
+		hd := h.describe(name, st.Holder)
+		out.Holder = &hd
+	}
+	return out, nil
 }
 
 // Output returns the output tail kept for run, or "" when none is kept

@@ -109,15 +109,11 @@ const (
 // makes to the record in the same write.
 type takeRequest struct {
 	name    string
-	owner   string
 	timeout time.Duration
 	// change edits the record that the hold is taken on; false refuses
 	// (nothing is written). It may be called several times (conflicts, a
 	// wait for the lock); the last call's effects are what was written.
 	change func(st *jobState, h *hold) bool
-	// guess and rev, when known, save a read.
-	guess *jobState
-	rev   uint64
 }
 
 // errHoldUncertain wraps a NATS failure of a take whose write may have
@@ -141,7 +137,6 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 	wctx, cancel := context.WithTimeout(ctx, req.timeout)
 	defer cancel()
 	id := nuid.Next()
-	guess, rev := req.guess, req.rev
 	var last *hold // the hold that kept the record at the last look
 	for {
 		if !s.history.bucket.Connected() {
@@ -173,7 +168,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		// read. A take sends nothing while disconnected (above), so an
 		// outage still ends it at once.
 		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), s.stateTimeout())
-		st, newRev, err := s.history.updateAt(uctx, req.name, guess, rev, func(st *jobState, rev uint64) bool {
+		st, newRev, err := s.history.updateAt(uctx, req.name, nil, 0, func(st *jobState, rev uint64) bool {
 			refusedByChange, wait, holder, dropped = false, 0, nil, nil
 			if st.Holder != nil && st.Holder.Lease != id && s.unsure.has(req.name, st.Holder.Lease) {
 				dropped = dropUnstarted(st) // our own take, stored after we gave up on it
@@ -185,7 +180,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 				}
 			}
 			now := s.now().UTC()
-			h := &hold{Owner: req.owner, Lease: id, Token: nextToken(st), Since: now, At: now}
+			h := &hold{Owner: s.registry.ID(), Lease: id, Token: nextToken(st), Since: now, At: now}
 			if !req.change(st, h) {
 				refusedByChange = true
 				return false
@@ -194,7 +189,6 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 			return true
 		})
 		ucancel()
-		guess, rev = nil, 0
 		switch {
 		case err != nil:
 			s.unholdLater(req.name, id, true) // the write may have been stored
@@ -206,7 +200,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 				s.log.Error().Str("job", req.name).Uint64("token", st.Holder.Token).Uint64("highest_token", seenToken).
 					Msg("fencing token went backwards: the NATS history stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
 			}
-			return takeResult{lock: s.newHeldLock(req.name, st.Holder, sent), outcome: taken, st: st, rev: newRev, dropped: dropped}, nil
+			return takeResult{lock: s.newHeldLock(req.name, st, newRev, sent), outcome: taken}, nil
 		case refusedByChange:
 			return takeResult{outcome: refused}, nil
 		}
@@ -230,17 +224,10 @@ func (s *Scheduler) notTaken(ctx context.Context, req takeRequest, holder *hold)
 	return takeResult{outcome: heldElse}, nae
 }
 
-// takeResult is what take got: on taken, the lock and the state written
-// with its revision.
+// takeResult is what take got: on taken, the lock.
 type takeResult struct {
 	lock    *heldLock
 	outcome takeOutcome
-	st      jobState
-	rev     uint64
-	// dropped are the runs of this replica's earlier takes that NATS
-	// stored after the take had given up, now recorded as not started
-	// (see dropUnstarted).
-	dropped []Run
 }
 
 // awaitHold waits until the watch shows the record changed, or wait has

@@ -82,24 +82,27 @@ func (h *History) Locks(ctx context.Context) ([]lock.Holder, error) {
 	return out, nil
 }
 
-// ForceRelease frees the job's lock whoever holds it, or fails with an
-// error matching lock.ErrNotHeld when it is free. The holder's run goes on
-// until its next renewal finds the lock gone and stops it (its context
-// cancelled with lock.ErrLeaseLost).
-func (h *History) ForceRelease(ctx context.Context, name string) error {
+// ForceRelease frees the job's lock whoever holds it, in one
+// compare-and-swap of its record, and returns the holder it removed; it
+// fails with an error matching lock.ErrNotHeld when the lock is free. The
+// holder's run stops within a watch delivery (at its next renewal at the
+// latest), its context cancelled with lock.ErrLeaseLost.
+func (h *History) ForceRelease(ctx context.Context, name string) (lock.Holder, error) {
 	if err := job.ValidateName(name); err != nil {
-		return err
+		return lock.Holder{}, err
 	}
-	held := false
+	var removed *hold
 	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
-		held = st.Holder != nil
-		st.Holder = nil
-		return held
+		removed, st.Holder = st.Holder, nil
+		return removed != nil
 	})
-	if err == nil && !held {
-		return fmt.Errorf("%w: %q", lock.ErrNotHeld, name)
+	switch {
+	case err != nil:
+		return lock.Holder{}, err
+	case removed == nil:
+		return lock.Holder{}, fmt.Errorf("%w: %q", lock.ErrNotHeld, name)
 	}
-	return err
+	return h.describe(name, removed), nil
 }
 
 // Holder returns who holds the job's lock (see History.Holder).

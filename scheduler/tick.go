@@ -132,7 +132,7 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*jobState, *h
 		return nil, skipLocked, &lock.NotAcquiredError{Key: name, Timeout: s.opts.AcquireTimeout, Holder: h}
 	}
 	started := time.Now()
-	res, err := s.take(actx, takeRequest{name: name, owner: s.registry.ID(), timeout: s.opts.AcquireTimeout, change: change})
+	res, err := s.take(actx, takeRequest{name: name, timeout: s.opts.AcquireTimeout, change: change})
 	result, reason := "acquired", ""
 	switch {
 	case err == nil && res.outcome == taken:
@@ -153,7 +153,6 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*jobState, *h
 		s.slots.release()
 		return nil, reason, err
 	}
-	res.lock.written, res.lock.rev = res.st, res.rev
 	return res.lock, reason, nil
 }
 

@@ -69,14 +69,13 @@ func (s *Scheduler) startManual(ctx context.Context, name string) (manualRun, er
 	now := s.now()
 	run := Run{Job: name, Tick: now, Manual: true, Start: now, Status: StatusRunning, definition: e.job.Definition}
 	var recorded Run
-	res, err := s.take(ctx, takeRequest{name: name, owner: s.registry.ID(), timeout: s.opts.AcquireTimeout,
+	res, err := s.take(ctx, takeRequest{name: name, timeout: s.opts.AcquireTimeout,
 		change: manualChange(run, &recorded)})
 	if err != nil {
 		s.runs.Done()
 		return manualRun{}, fmt.Errorf("scheduler: Trigger %q: %w", name, err)
 	}
 	lease := res.lock
-	lease.written, lease.rev = res.st, res.rev
 	run = recorded
 	return manualRun{e: e, lease: lease, run: run}, nil
 }

@@ -373,13 +373,16 @@ func (c *Client) AwaitRun(ctx context.Context, started scheduler.Run) (scheduler
 	last := started
 	var gone time.Time // when the run's lock was first seen gone
 	for {
-		if r, ok := c.readRun(ctx, h, started); ok {
+		st, err := h.State(ctx, started.Job)
+		if err != nil {
+			c.log.Debug().Err(err).Str("job", started.Job).Msg("cannot read the job's history; retrying")
+		} else if r, ok := c.readRun(ctx, h, st, started); ok {
 			last = r
 			if r.Finished() {
 				return r, nil
 			}
 		}
-		switch held, err := holds(ctx, h, started); {
+		switch held := err == nil && holds(st, started); {
 		case err != nil || held:
 			gone = time.Time{}
 		case gone.IsZero():
@@ -396,15 +399,10 @@ func (c *Client) AwaitRun(ctx context.Context, started scheduler.Run) (scheduler
 	}
 }
 
-// readRun reads the entry of run from the history, with its output once it
-// is finished; ok is false when it cannot be read (or has left the kept
+// readRun finds the entry of run in the job's state, with its output once
+// it is finished; ok is false when it cannot be read (or has left the kept
 // history).
-func (c *Client) readRun(ctx context.Context, h *scheduler.History, run scheduler.Run) (scheduler.Run, bool) {
-	st, err := h.State(ctx, run.Job)
-	if err != nil {
-		c.log.Debug().Err(err).Str("job", run.Job).Msg("cannot read the job's history; retrying")
-		return scheduler.Run{}, false
-	}
+func (c *Client) readRun(ctx context.Context, h *scheduler.History, st scheduler.JobState, run scheduler.Run) (scheduler.Run, bool) {
 	for _, r := range st.Runs {
 		if r.ID != run.ID {
 			continue
@@ -422,14 +420,9 @@ func (c *Client) readRun(ctx context.Context, h *scheduler.History, run schedule
 	return scheduler.Run{}, false
 }
 
-// holds reports whether run's lock is still held with its token.
-func holds(ctx context.Context, h *scheduler.History, run scheduler.Run) (bool, error) {
-	hd, err := h.Holder(ctx, run.Job)
-	switch {
-	case errors.Is(err, lock.ErrNotHeld):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return hd.Token == run.Token && hd.Owner == run.Owner, nil
+// holds reports whether the job's state shows run's lock still held with
+// its token.
+func holds(st scheduler.JobState, run scheduler.Run) bool {
+	hd := st.Holder
+	return hd != nil && hd.Token == run.Token && hd.Owner == run.Owner
 }

@@ -63,7 +63,7 @@ func (c *Client) Unlock(ctx context.Context, key string) (lock.Holder, error) {
 		if err != nil {
 			return lock.Holder{}, err
 		}
-		if hd, err := unlockJob(ctx, h, key); !errors.Is(err, lock.ErrNotHeld) {
+		if hd, err := h.ForceRelease(ctx, key); !errors.Is(err, lock.ErrNotHeld) {
 			return hd, err
 		}
 	}
@@ -72,19 +72,6 @@ func (c *Client) Unlock(ctx context.Context, key string) (lock.Holder, error) {
 		return lock.Holder{}, err
 	}
 	if err := c.locker.ForceRelease(ctx, key); err != nil {
-		return lock.Holder{}, err
-	}
-	return hd, nil
-}
-
-// unlockJob frees the job's lock in its state record and returns who held
-// it, or an error matching lock.ErrNotHeld when it is free.
-func unlockJob(ctx context.Context, h *scheduler.History, name string) (lock.Holder, error) {
-	hd, err := h.Holder(ctx, name)
-	if err != nil {
-		return lock.Holder{}, err
-	}
-	if err := h.ForceRelease(ctx, name); err != nil {
 		return lock.Holder{}, err
 	}
 	return hd, nil

@@ -153,16 +153,10 @@ func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss sche
 		j.LastStatus, j.LastStart, j.LastEnd = string(last.Status), last.Start, last.End
 		j.LastDurationSeconds = last.Duration().Seconds()
 	}
-	// The lock is read only when a run may be in progress: the shared
-	// history or this replica says one is.
-	if ss.Running || j.LastStatus == string(scheduler.StatusRunning) {
-		h, err := st.holder(ctx, cj.Name)
-		switch {
-		case err == nil:
-			j.Running, j.Holder, j.Token = true, h.Owner, h.Token
-		case !errors.Is(err, lock.ErrNotHeld):
-			return web.Job{}, scheduler.JobState{}, err
-		}
+	// The lock is in the same record: no read of its own (a corrupt
+	// record holds none anyone can read).
+	if h := shared.Holder; h != nil {
+		j.Running, j.Holder, j.Token = true, h.Owner, h.Token
 	}
 	return j, shared, nil
 }
@@ -183,10 +177,8 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 		return web.JobDetail{}, err
 	}
 	d := web.JobDetail{Job: j, Runs: make([]web.Run, 0, len(shared.Runs))}
-	if h, err := st.holder(ctx, name); err == nil {
+	if h := shared.Holder; h != nil {
 		d.Lock = &web.Lock{Owner: h.Owner, Token: h.Token, AcquiredAt: h.AcquiredAt, ExpiresAt: h.ExpiresAt}
-	} else if !errors.Is(err, lock.ErrNotHeld) {
-		return web.JobDetail{}, err
 	}
 	for _, r := range shared.Runs {
 		wr := webRun(r)
