@@ -7,6 +7,7 @@ import (
 	"github.com/cronlock/cronlock/internal/testlog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -55,7 +56,9 @@ func startDaemon(t *testing.T, cfg *config.Config, logs *testlog.Buffer) (d *app
 					t.Errorf("Run: %v", err)
 				}
 			case <-time.After(30 * time.Second):
-				t.Errorf("Run did not return within 30s of cancel")
+				var dump strings.Builder
+				_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
+				t.Errorf("Run did not return within 30s of cancel; goroutines:\n%s\nlogs:\n%s", dump.String(), logs)
 			}
 		})
 	}

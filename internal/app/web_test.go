@@ -394,7 +394,11 @@ func TestStatusPageBeforeNATS(t *testing.T) {
 	ln.Close()
 	logs := &testlog.Buffer{}
 	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(webConfig, url, "replica-early", webToken, yamlQuote(xssPayload)))
-	d, _ := startDaemon(t, cfg, logs)
+	d, stop := startDaemon(t, cfg, logs)
+	// Stop the daemon before the server that the cleanup stops after it: a
+	// run that ends while NATS is gone keeps its replica trying to record
+	// it for shutdown_grace (30 s), which is the contract, not a hang.
+	defer stop()
 	base := "http://" + d.HTTPAddr().String()
 	waitFor(t, pageWait, "/readyz to name the NATS URL", func() bool {
 		code, body := get(t, base+"/readyz")
