@@ -194,7 +194,7 @@ func jobsConfig(url, owner, schedule, out string, n int, extra string) string {
 
 type spreadRun struct {
 	job, owner, tick string
-	start, end time.Time
+	start, end       time.Time
 }
 
 // spreadRuns returns the runs of tick.
@@ -238,7 +238,30 @@ func startFleet(t *testing.T, n, ticks int, extra string) ([]spreadRun, time.Tim
 		time.Sleep(500 * time.Millisecond) // a duplicate would end within this
 		runs = append(runs, spreadRuns(t, out, at)...)
 	}
+	logFleet(t, url, runs)
 	return runs, first
+}
+
+// logFleet logs each replica's clock offset estimate and, per tick, the
+// first start of each replica after the tick: what decides who wins a tick
+// when the spreading's 20 ms steps are lost.
+func logFleet(t *testing.T, url string, runs []spreadRun) {
+	for _, r := range liveReplicas(t, url) {
+		if r.ClockOffsetSeconds != nil {
+			t.Logf("replica %s: clock offset estimate %.1f ms", r.ID, *r.ClockOffsetSeconds*1000)
+		}
+	}
+	first := map[string]time.Time{}
+	for _, r := range runs {
+		k := r.tick + " " + r.owner
+		if f, ok := first[k]; !ok || r.start.Before(f) {
+			first[k] = r.start
+		}
+	}
+	for k, f := range first {
+		tick, _ := time.Parse(time.RFC3339, strings.Fields(k)[0])
+		t.Logf("tick %s: first start %v after the tick", k, f.Sub(tick))
+	}
 }
 
 // liveReplicas lists the replicas announced in the default bucket.
