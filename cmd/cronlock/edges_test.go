@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -303,6 +304,13 @@ func TestSpreadOverReplicas(t *testing.T) {
 		}
 	}
 	t.Logf("runs per replica over two ticks: %v", perOwner)
+	if t.Failed() {
+		slices.SortFunc(runs, func(a, b spreadRun) int { return a.start.Compare(b.start) })
+		for _, r := range runs {
+			tick, _ := time.Parse(time.RFC3339, r.tick)
+			t.Logf("%s %s %s started %v after the tick", r.tick, r.job, r.owner, r.start.Sub(tick))
+		}
+	}
 }
 
 // max_concurrent_runs: 5 on each of three replicas; 15 jobs due together
