@@ -32,6 +32,8 @@ type definition struct {
 	ExcludeDates []string `json:"exclude_dates,omitempty"`
 	StartAt      string   `json:"start_at,omitempty"` // as resolved: RFC 3339 in UTC
 	EndAt        string   `json:"end_at,omitempty"`
+	// The payload, as its JSON text; omitted when the job has none.
+	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
 // DefinitionHash is the job.Job.Definition of a file job: the first 16 hex
@@ -45,6 +47,7 @@ func DefinitionHash(cj config.Job) string {
 		Command: cj.Command, Shell: cj.Shell, Env: cj.Env, Dir: cj.Dir,
 		Schedule: cj.Schedule, Timezone: cj.Timezone, Timeout: int64(cj.Timeout),
 		Schedules: cj.Schedules, ExcludeDates: dateStrings(cj), StartAt: instant(start), EndAt: instant(end),
+		Payload: json.RawMessage(cj.Payload),
 	})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])[:definitionHashLength]

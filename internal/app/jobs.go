@@ -23,6 +23,8 @@ const (
 	EnvOwner   = "CRONLOCK_OWNER"   // the replica holding the job's lock
 	EnvToken   = "CRONLOCK_TOKEN"   // the lock's fencing token, a decimal integer
 	EnvAttempt = "CRONLOCK_ATTEMPT" // 1 for the first try of a tick, 2 for the first retry, ...
+	// EnvPayload is the job's payload, a JSON object, for a job that has one.
+	EnvPayload = "CRONLOCK_PAYLOAD"
 )
 
 // JobOptionsFor are the JobOptions that cfg describes.
@@ -89,6 +91,7 @@ func (m JobMaker) Job(cj config.Job) job.Job {
 		// The config applies its default itself, so "grace: 0s" means
 		// none: SIGKILL right after SIGTERM.
 		noGrace: cj.Grace == 0,
+		payload: string(cj.Payload),
 		run:     m.shared,
 	}
 	return job.Job{
@@ -114,6 +117,7 @@ func (m JobMaker) Job(cj config.Job) job.Job {
 // Its slices and map are the configuration's own, which nothing modifies.
 type commandJob struct {
 	name, shell, dir string
+	payload          string // "" when the job has none
 	argv             []string
 	env              map[string]string
 	grace            time.Duration
@@ -142,7 +146,11 @@ func (c *commandJob) Run(ctx context.Context) error {
 	}
 	runCtx, release := stopOnLeaseLoss(ctx, c.run.lostGrace)
 	defer release()
-	err := cmd.Run(runCtx, RunEnv(c.name, info))
+	env := RunEnv(c.name, info)
+	if c.payload != "" {
+		env = append(env, EnvPayload+"="+c.payload)
+	}
+	err := cmd.Run(runCtx, env)
 	job.SetOutcome(ctx, job.Outcome{ExitCode: exitCode(err), Output: cmd.Tail.String()})
 	return err
 }

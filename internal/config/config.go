@@ -92,6 +92,10 @@ type Config struct {
 	Deployment string `yaml:"deployment"`
 	// Replicas says where the replicas announce themselves.
 	Replicas Replicas `yaml:"replicas"`
+	// RuntimeJobs configures the jobs defined at run time (runtime.go).
+	RuntimeJobs RuntimeJobs `yaml:"runtime_jobs"`
+	// Kinds are the named commands that jobs run by naming them (kind:).
+	Kinds []Kind `yaml:"kinds"`
 }
 
 // NATS says how to reach NATS JetStream.
@@ -358,6 +362,12 @@ type Job struct {
 	// empty list (notify: []) turns notifications off for the job. Use
 	// Config.NotifyTargets for the resolved lists.
 	Notify []NotifyTarget `yaml:"notify"`
+	// Kind, instead of Command or Shell, names a kind of Config.Kinds:
+	// the job runs its command (resolved into Command, Shell, Env and
+	// Dir by validation). Payload is a JSON object the runs receive as
+	// CRONLOCK_PAYLOAD. Both are what a runtime job is made of.
+	Kind    string  `yaml:"kind"`
+	Payload Payload `yaml:"payload"`
 
 	// Location is Timezone resolved; never nil in a validated Config.
 	Location *time.Location `yaml:"-"`
@@ -417,6 +427,7 @@ func defaults() Config {
 			OutputLinesPerSecond: DefaultOutputLinesPerSecond, OutputBytesPerSecond: DefaultOutputBytesPerSecond},
 		ShutdownGrace: DefaultShutdownGrace,
 		ConfigWatch:   DefaultConfigWatch,
+		RuntimeJobs:   RuntimeJobs{MaxJobs: DefaultMaxRuntimeJobs},
 	}
 }
 

@@ -328,6 +328,10 @@ func (d *decoder) value(n ast.Node, path string, v reflect.Value) {
 		d.jobs(n, path, v)
 	case t == notifyTargetsType:
 		d.notifyTargets(n, path, v)
+	case t == kindsType:
+		d.kinds(n, path, v)
+	case t == payloadType:
+		d.payload(n, path, v)
 	case t.Kind() == reflect.String: // string and Secret
 		if s, ok := d.str(n, path); ok {
 			v.SetString(s)

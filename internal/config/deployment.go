@@ -87,6 +87,7 @@ func (d *decoder) validateDeployment(c *Config) {
 		{"lock.bucket", roleLocks, &c.Lock.Bucket},
 		{"history.bucket", roleHistory, &c.History.Bucket},
 		{"replicas.bucket", roleReplicas, &c.Replicas.Bucket},
+		{"runtime_jobs.bucket", roleJobs, &c.RuntimeJobs.Bucket},
 	} {
 		if !d.set[b.path] || *b.name == "" {
 			*b.name = DeploymentBucket(dep, b.role)

@@ -129,6 +129,7 @@ func TestExampleDecodes(t *testing.T) {
 		},
 		History:       History{Bucket: "cronlock_history", Size: 20, OutputTail: 4096},
 		Replicas:      Replicas{Bucket: "cronlock_replicas"},
+		RuntimeJobs:   RuntimeJobs{Bucket: "cronlock_jobs", MaxJobs: DefaultMaxRuntimeJobs},
 		HTTP:          HTTP{Listen: "127.0.0.1:8736", HTTPTransport: defaultHTTPTransport()},
 		Log:           Log{Level: "info", Format: "json", OutputLinesPerSecond: 100, OutputBytesPerSecond: 65536},
 		ShutdownGrace: Duration(30 * time.Second),
@@ -163,7 +164,12 @@ func TestExampleDecodes(t *testing.T) {
 				ExcludeDates: []job.Date{{Year: 2026, Month: 12, Day: 25}, {Year: 2027, Month: 1, Day: 1}},
 				StartAt:      time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600)),
 				EndAt:        time.Date(2030, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600))},
+		}, {
+			Name: "report.acme", Schedule: "30 * * * * *", Kind: "report",
+			Payload: Payload(`{"tenant":"acme"}`), Command: []string{"sh", "-c", "echo report for $CRONLOCK_PAYLOAD"},
+			Timeout: Duration(time.Minute), Grace: grace, Location: time.UTC,
 		}},
+		Kinds: []Kind{{Name: "report", Command: []string{"sh", "-c", "echo report for $CRONLOCK_PAYLOAD"}, Timeout: Duration(time.Minute)}},
 		Path: examplePath,
 	}
 	for i := range cfg.Jobs {
@@ -177,6 +183,9 @@ func TestExampleDecodes(t *testing.T) {
 	}
 	for k := range cfg.Notify {
 		cfg.Notify[k].Line = 0
+	}
+	for k := range cfg.Kinds {
+		cfg.Kinds[k].Line = 0
 	}
 	cfg.Digest = [sha256.Size]byte{} // of the bytes: not what this test checks
 	if !reflect.DeepEqual(cfg, want) {

@@ -28,6 +28,9 @@ func (c *Config) resolvePaths(dir string) {
 	c.HTTP.TLS.CertFile = resolvePath(dir, c.HTTP.TLS.CertFile)
 	c.HTTP.TLS.KeyFile = resolvePath(dir, c.HTTP.TLS.KeyFile)
 	resolveNotify(dir, c.Notify)
+	for i := range c.Kinds {
+		c.Kinds[i].Dir = resolvePath(dir, c.Kinds[i].Dir)
+	}
 	for i := range c.Jobs {
 		c.Jobs[i].Dir = resolvePath(dir, c.Jobs[i].Dir)
 		resolveNotify(dir, c.Jobs[i].Notify)

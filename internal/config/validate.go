@@ -110,7 +110,9 @@ func (d *decoder) validate(c *Config) {
 
 	d.validateNotify("notify", c.Notify)
 
-	d.check(len(c.Jobs) == 0, "jobs", nil, "at least one job is required")
+	d.validateKinds(c)
+	d.check(len(c.Jobs) == 0 && !c.RuntimeJobs.Enabled, "jobs", nil,
+		"at least one job is required (or runtime_jobs: {enabled: true} for jobs defined at run time)")
 	names := map[string]int{} // job name -> index of its first job
 	for i := range c.Jobs {
 		d.validateJob(c, i, names)
@@ -241,6 +243,10 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 	}
 	sched := d.validateSchedule(j, p)
 
+	d.applyKind(c, j, p)
+	if d.isFailed(p) {
+		return
+	}
 	d.validateCommand(j, p)
 	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
 	d.validateJobBounds(j, p, sched)

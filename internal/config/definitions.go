@@ -1,0 +1,146 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// ParseDefinitions decodes and validates runtime job definitions: data (YAML
+// or JSON) is one definition (a mapping with the keys of a file job) or a
+// list of them under jobs:, as in a configuration file. They are validated
+// as the file's jobs are, against c's kinds, and:
+//   - without runtime_jobs.allow_commands, a definition names a kind and
+//     sets no command, shell, env, dir or notify command of its own;
+//   - names are unique within data (uniqueness against the file's jobs
+//     and the bucket is the caller's: it knows both).
+//
+// Errors are *FieldError joined as Parse's; a single definition's fields
+// are named as written ("schedule"), a list's as "jobs[2].schedule".
+func (c *Config) ParseDefinitions(filename string, data []byte) ([]Job, error) {
+	d := newDecoder(filename, data)
+	d.whole = true
+	jobs, single := d.decodeDefinitions()
+	if jobs != nil {
+		cc := *c
+		cc.Jobs = jobs
+		names := map[string]int{}
+		for i := range cc.Jobs {
+			d.restrictRuntime(&cc, i)
+			d.validateJob(&cc, i, names)
+		}
+	}
+	if err := d.err(); err != nil {
+		if single {
+			err = unprefix(err, "jobs[0]")
+		}
+		return nil, err
+	}
+	return jobs, nil
+}
+
+// decodeDefinitions parses d's data into jobs; single reports that it was
+// one definition rather than a jobs: list. Nil jobs: nothing to validate.
+func (d *decoder) decodeDefinitions() (jobs []Job, single bool) {
+	file, err := parse(d.file, d.data, nil)
+	var limit *FieldError
+	switch {
+	case errors.As(err, &limit):
+		d.errs = append(d.errs, limit)
+		return nil, false
+	case err != nil:
+		d.syntaxError(err)
+		return nil, false
+	}
+	var body ast.Node
+	for _, doc := range file.Docs {
+		if doc == nil || isNull(doc.Body) {
+			continue
+		}
+		if body != nil {
+			d.problem(line(doc.Body), "", "more than one YAML document (---); write one definition, or a jobs: list")
+			return nil, false
+		}
+		body = doc.Body
+	}
+	m, ok := body.(*ast.MappingNode)
+	if !ok {
+		d.problem(line(body), "", "want a job definition (a mapping with name and schedule) or a jobs: list, got %s", kind(body))
+		return nil, false
+	}
+	if hasKey(m, "jobs") {
+		var list struct {
+			Jobs []Job `yaml:"jobs"`
+		}
+		d.value(m, "", reflect.ValueOf(&list).Elem())
+		if len(list.Jobs) == 0 && !d.isFailed("jobs") {
+			d.problem(line(m), "jobs", "the list is empty")
+		}
+		return list.Jobs, false
+	}
+	j := Job{Grace: DefaultJobGrace, Line: line(m)}
+	d.lines["jobs[0]"] = j.Line
+	d.value(m, "jobs[0]", reflect.ValueOf(&j).Elem())
+	return []Job{j}, true
+}
+
+// hasKey reports whether the mapping m has the plain key name.
+func hasKey(m *ast.MappingNode, name string) bool {
+	for _, kv := range m.Values {
+		if k, ok := kv.Key.(*ast.StringNode); ok && k.Value == name {
+			return true
+		}
+	}
+	return false
+}
+
+// restrictRuntime refuses, without runtime_jobs.allow_commands, what would
+// let a definition run something the operator did not write: its own
+// command, shell, env or dir, or a notify command.
+func (d *decoder) restrictRuntime(c *Config, i int) {
+	if c.RuntimeJobs.AllowCommands {
+		return
+	}
+	p := fmt.Sprintf("jobs[%d]", i)
+	const why = "runtime_jobs.allow_commands is false: a runtime job runs a kind of the configuration file (kind: NAME) and passes its payload"
+	for _, key := range []string{"command", "shell", "env", "dir"} {
+		if d.set[p+"."+key] {
+			d.check(true, p+"."+key, nil, "not allowed: %s", why)
+			d.failed[p] = true
+		}
+	}
+	for k, t := range c.Jobs[i].Notify {
+		if len(t.Command) > 0 {
+			d.check(true, fmt.Sprintf("%s.notify[%d].command", p, k), nil, "not allowed: %s", why)
+			d.failed[p] = true
+		}
+	}
+	if !d.set[p+".kind"] && !d.isFailed(p) {
+		d.check(true, p+".kind", nil, "is required: %s", why)
+		d.failed[p] = true
+	}
+}
+
+// unprefix removes the path prefix of a single definition from the
+// errors joined in err.
+func unprefix(err error, prefix string) error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		if fe, ok := e.(*FieldError); ok {
+			c := *fe
+			c.Path = strings.TrimPrefix(strings.TrimPrefix(c.Path, prefix), ".")
+			e = &c
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
