@@ -170,7 +170,7 @@ func TestExampleDecodes(t *testing.T) {
 			Timeout: Duration(time.Minute), Grace: grace, Location: time.UTC,
 		}},
 		Kinds: []Kind{{Name: "report", Command: []string{"sh", "-c", "echo report for $CRONLOCK_PAYLOAD"}, Timeout: Duration(time.Minute)}},
-		Path: examplePath,
+		Path:  examplePath,
 	}
 	for i := range cfg.Jobs {
 		if cfg.Jobs[i].Line == 0 {
