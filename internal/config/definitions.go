@@ -1,11 +1,13 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 
+	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 )
 
@@ -20,10 +22,10 @@ import (
 //
 // Errors are *FieldError joined as Parse's; a single definition's fields
 // are named as written ("schedule"), a list's as "jobs[2].schedule".
-func (c *Config) ParseDefinitions(filename string, data []byte) ([]Job, error) {
+func (c *Config) ParseDefinitions(filename string, data []byte) ([]Definition, error) {
 	d := newDecoder(filename, data)
 	d.whole = true
-	jobs, single := d.decodeDefinitions()
+	jobs, nodes, single := d.decodeDefinitions()
 	if jobs != nil {
 		cc := *c
 		cc.Jobs = jobs
@@ -39,21 +41,41 @@ func (c *Config) ParseDefinitions(filename string, data []byte) ([]Job, error) {
 		}
 		return nil, err
 	}
-	return jobs, nil
+	out := make([]Definition, len(jobs))
+	for i := range jobs {
+		var v map[string]any
+		if err := yaml.NodeToValue(nodes[i], &v); err != nil {
+			return nil, &FieldError{File: filename, Line: jobs[i].Line, Msg: err.Error()}
+		}
+		text, err := json.Marshal(v)
+		if err != nil {
+			return nil, &FieldError{File: filename, Line: jobs[i].Line, Msg: "cannot be written as JSON: " + err.Error()}
+		}
+		out[i] = Definition{Job: jobs[i], JSON: text}
+	}
+	return out, nil
 }
 
-// decodeDefinitions parses d's data into jobs; single reports that it was
-// one definition rather than a jobs: list. Nil jobs: nothing to validate.
-func (d *decoder) decodeDefinitions() (jobs []Job, single bool) {
+// Definition is a runtime job's definition: the job, validated, and its
+// text as JSON (a YAML definition converted), which is what is stored.
+type Definition struct {
+	Job  Job
+	JSON []byte
+}
+
+// decodeDefinitions parses d's data into jobs, with the node of each;
+// single reports that it was one definition rather than a jobs: list. Nil
+// jobs: nothing to validate.
+func (d *decoder) decodeDefinitions() (jobs []Job, nodes []ast.Node, single bool) {
 	file, err := parse(d.file, d.data, nil)
 	var limit *FieldError
 	switch {
 	case errors.As(err, &limit):
 		d.errs = append(d.errs, limit)
-		return nil, false
+		return nil, nil, false
 	case err != nil:
 		d.syntaxError(err)
-		return nil, false
+		return nil, nil, false
 	}
 	var body ast.Node
 	for _, doc := range file.Docs {
@@ -62,14 +84,14 @@ func (d *decoder) decodeDefinitions() (jobs []Job, single bool) {
 		}
 		if body != nil {
 			d.problem(line(doc.Body), "", "more than one YAML document (---); write one definition, or a jobs: list")
-			return nil, false
+			return nil, nil, false
 		}
 		body = doc.Body
 	}
 	m, ok := body.(*ast.MappingNode)
 	if !ok {
 		d.problem(line(body), "", "want a job definition (a mapping with name and schedule) or a jobs: list, got %s", kind(body))
-		return nil, false
+		return nil, nil, false
 	}
 	if hasKey(m, "jobs") {
 		var list struct {
@@ -79,23 +101,29 @@ func (d *decoder) decodeDefinitions() (jobs []Job, single bool) {
 		if len(list.Jobs) == 0 && !d.isFailed("jobs") {
 			d.problem(line(m), "jobs", "the list is empty")
 		}
-		return list.Jobs, false
+		if seq, ok := valueOf(m, "jobs").(*ast.SequenceNode); ok && len(seq.Values) == len(list.Jobs) {
+			nodes = seq.Values
+		}
+		return list.Jobs, nodes, false
 	}
 	j := Job{Grace: DefaultJobGrace, Line: line(m)}
 	d.lines["jobs[0]"] = j.Line
 	d.value(m, "jobs[0]", reflect.ValueOf(&j).Elem())
-	return []Job{j}, true
+	return []Job{j}, []ast.Node{m}, true
+}
+
+// valueOf is the value of the plain key name in m, or nil.
+func valueOf(m *ast.MappingNode, name string) ast.Node {
+	for _, kv := range m.Values {
+		if k, ok := kv.Key.(*ast.StringNode); ok && k.Value == name {
+			return kv.Value
+		}
+	}
+	return nil
 }
 
 // hasKey reports whether the mapping m has the plain key name.
-func hasKey(m *ast.MappingNode, name string) bool {
-	for _, kv := range m.Values {
-		if k, ok := kv.Key.(*ast.StringNode); ok && k.Value == name {
-			return true
-		}
-	}
-	return false
-}
+func hasKey(m *ast.MappingNode, name string) bool { return valueOf(m, name) != nil }
 
 // restrictRuntime refuses, without runtime_jobs.allow_commands, what would
 // let a definition run something the operator did not write: its own

@@ -43,13 +43,17 @@ func TestRuntimeDefinitions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ParseDefinitions: %v", err)
 	}
-	j := jobs[0]
+	j := jobs[0].Job
+	if got := string(jobs[0].JSON); got != `{"kind":"report","name":"acme.report","payload":{"n":3,"tenant":"acme"},"schedule":"0 9 * * MON","timezone":"Europe/Berlin"}` {
+		t.Errorf("stored JSON = %s", got)
+	}
 	if j.Name != "acme.report" || strings.Join(j.Command, " ") != "/usr/local/bin/report --tenant-from-payload" ||
 		j.Timeout.Duration().Minutes() != 5 || string(j.Payload) != `{"n":3,"tenant":"acme"}` || j.Location.String() != "Europe/Berlin" {
 		t.Errorf("definition = %+v", j)
 	}
 	list, err := cfg.ParseDefinitions("defs.yaml", []byte("jobs:\n  - name: a\n    schedule: '@daily'\n    kind: cleanup\n    payload: {x: 1}\n  - name: b\n    schedule: '@hourly'\n    kind: report\n"))
-	if err != nil || len(list) != 2 || list[0].Shell != "rm -rf /tmp/x" || list[0].Env["MODE"] != "safe" {
+	if err != nil || len(list) != 2 || list[0].Job.Shell != "rm -rf /tmp/x" || list[0].Job.Env["MODE"] != "safe" ||
+		string(list[1].JSON) != `{"kind":"report","name":"b","schedule":"@hourly"}` {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
 }

@@ -39,6 +39,25 @@ const catchUpWait = 2 * time.Second
 // it, recreating itself after a reconnect or a gap. Start returns once fn
 // has seen the messages present at the start, or after a short bound.
 func Start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter string, fn Handler) (*Follower, error) {
+	return start(ctx, stream, nc, filter, true, func(m jetstream.Msg, md *jetstream.MsgMetadata) {
+		fn(m.Subject(), md.Sequence.Stream, md.Timestamp, m.Headers())
+	})
+}
+
+// DataHandler is a Handler that also gets the message's data.
+type DataHandler func(subject string, seq uint64, stored time.Time, h nats.Header, data []byte)
+
+// StartData is Start delivering the messages' data too: for the streams
+// whose readers need every value (definitions), not only that a key
+// changed.
+func StartData(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter string, fn DataHandler) (*Follower, error) {
+	return start(ctx, stream, nc, filter, false, func(m jetstream.Msg, md *jetstream.MsgMetadata) {
+		fn(m.Subject(), md.Sequence.Stream, md.Timestamp, m.Headers(), m.Data())
+	})
+}
+
+func start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter string, headersOnly bool,
+	deliver func(jetstream.Msg, *jetstream.MsgMetadata)) (*Follower, error) {
 	var cons jetstream.Consumer
 	// A create the cluster dropped is sent again; one that was applied but
 	// not answered leaves an ephemeral consumer the server deletes after
@@ -47,7 +66,7 @@ func Start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter s
 		cons, err = stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{filter},
 			DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
-			HeadersOnly:    true,
+			HeadersOnly:    headersOnly,
 		})
 		return err
 	})
@@ -62,7 +81,7 @@ func Start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter s
 		if err != nil {
 			return
 		}
-		fn(m.Subject(), md.Sequence.Stream, md.Timestamp, m.Headers())
+		deliver(m, md)
 		if md.NumPending == 0 {
 			done()
 		}

@@ -33,6 +33,9 @@ type Config struct {
 	// living MarkerTTL when a key's TTL runs out, and the bucket keeps one
 	// message per key. Open checks an existing bucket for all three.
 	MarkerTTL time.Duration
+	// History is how many revisions of each key a bucket that Open creates
+	// keeps (1 to 64). Default 1.
+	History int
 }
 
 // Bucket is an open KV bucket. It is safe for concurrent use.
@@ -101,7 +104,7 @@ func openOrCreate(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:         cfg.Name,
 			Description:    cfg.Description,
-			History:        1,
+			History:        uint8(min(max(cfg.History, 1), 64)),
 			Replicas:       max(cfg.Replicas, 1),
 			Storage:        jetstream.FileStorage,
 			LimitMarkerTTL: cfg.MarkerTTL,
@@ -181,6 +184,10 @@ func CheckReplicas(ctx context.Context, js jetstream.JetStream, name string, wan
 	}
 	return nil
 }
+
+// KeyValue is the bucket as nats.go's KeyValue, for the reads it does
+// well (a key's history).
+func (b *Bucket) KeyValue() jetstream.KeyValue { return b.kv }
 
 // Name is the bucket's name.
 func (b *Bucket) Name() string { return b.name }

@@ -66,6 +66,16 @@ func (b *Bucket) Follow(ctx context.Context, fn Handler) (*follow.Follower, erro
 	})
 }
 
+// DataHandler is a Handler that also gets each write's value.
+type DataHandler func(key string, rev uint64, stored time.Time, h nats.Header, value []byte)
+
+// FollowData is Follow delivering the values too.
+func (b *Bucket) FollowData(ctx context.Context, fn DataHandler) (*follow.Follower, error) {
+	return follow.StartData(ctx, b.stream, b.nc, b.prefix+">", func(subject string, seq uint64, stored time.Time, h nats.Header, data []byte) {
+		fn(b.Key(subject), seq, stored, h, data)
+	})
+}
+
 // ServerTime reads the server's clock: the timestamp the server puts on
 // the bucket's stream info, with the local time its answer arrived. The
 // local time carries a monotonic reading, so a caller can advance the

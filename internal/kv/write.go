@@ -79,6 +79,14 @@ func (b *Bucket) Purge(ctx context.Context, key string, expected uint64, ttl tim
 // kvOperation is the header JetStream KV uses for deletes and purges.
 const kvOperation = "KV-Operation"
 
+// OperationHeader and OperationDelete make a write a delete marker (nats
+// KV's own): a Write with them removes the key for readers and watches,
+// and keeps the earlier revisions and the marker's own value.
+const (
+	OperationHeader = kvOperation
+	OperationDelete = "DEL"
+)
+
 // IsConflict reports whether err is a failed compare-and-swap: the key's
 // last revision was not the one expected. Replicated (R3) streams report
 // it with error code 10164 instead of 10071; both are matched, and so is
