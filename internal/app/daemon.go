@@ -50,6 +50,9 @@ type Daemon struct {
 	conn    atomic.Pointer[Conn] // nil until dialled; read by /readyz and /metrics
 	locker  *lock.Locker         // set by openScheduler
 	sched   *scheduler.Scheduler // set by openScheduler, under mu
+	// runtime schedules the runtime jobs (nil when not enabled); set by
+	// schedule, under mu.
+	runtime *runtimeJobs
 	reg     *prometheus.Registry
 	reloads *reloadMetrics
 	// reloading serializes Reload, which parses the file without mu: the
@@ -155,6 +158,12 @@ func (d *Daemon) schedule() error {
 	if err != nil {
 		if ctx.Err() != nil {
 			d.log.Info().Msg("shut down before start-up completed")
+			return nil
+		}
+		return err
+	}
+	if err := d.followRuntimeJobs(ctx); err != nil {
+		if ctx.Err() != nil {
 			return nil
 		}
 		return err

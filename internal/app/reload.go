@@ -53,12 +53,24 @@ func (d *Daemon) Reload() error {
 		d.adoptJobs(next, log)
 		return nil
 	}
+	var runtimeJobs []*runtimeJob
+	if d.runtime != nil {
+		// A file job may not take a runtime job's name, and a kind may not
+		// go while runtime jobs run it: the reload is rejected, naming them.
+		if runtimeJobs, err = d.runtime.revalidate(next); err != nil {
+			d.reloads.record(err)
+			log.Error().Err(err).Msg("reload rejected: the runtime jobs would not fit it; the previous configuration keeps running")
+			return err
+		}
+	}
 
 	c := d.applyJobs(next)
 	cfg := *d.cfg
 	cfg.Jobs = c.inEffect
 	cfg.Notify = next.Notify
+	cfg.Kinds = next.Kinds
 	d.cfg = &cfg
+	d.runtime.apply(runtimeJobs) // as next's kinds make them
 	d.triggers.sync(d.conn.Load().NC, d.cfg)
 	if err := d.notifier.SetTargets(cfg.NotifyTargets()); err != nil {
 		c.errs = append(c.errs, fmt.Errorf("notify: %w", err))
@@ -107,6 +119,7 @@ func restartSections(a, b *config.Config) []string {
 		{"shutdown_grace", a.ShutdownGrace, b.ShutdownGrace},
 		{"config_watch", a.ConfigWatch, b.ConfigWatch},
 		{"max_concurrent_runs", a.MaxConcurrentRuns, b.MaxConcurrentRuns},
+		{"runtime_jobs", a.RuntimeJobs, b.RuntimeJobs},
 	} {
 		if !reflect.DeepEqual(s.x, s.y) {
 			out = append(out, s.name)

@@ -159,7 +159,7 @@ func (t *triggerServer) dispatch(m *nats.Msg) {
 		t.mu.Unlock()
 		t.reply(m, name, TriggerReply{Status: TriggerRefused, Error: "replica shutting down"})
 		return
-	case !t.jobs[name]:
+	case !t.jobs[name] && !t.d.runtimeJob(name):
 		t.mu.Unlock()
 		t.reply(m, name, TriggerReply{Status: TriggerRefused, Error: errNotTaken.Error()})
 		return

@@ -1,0 +1,327 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/internal/follow"
+	"github.com/cronlock/cronlock/internal/jobstore"
+	"github.com/cronlock/cronlock/internal/kv"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// Sources of a job, as status --json, /api/jobs and the page show them.
+const (
+	SourceFile    = "file"
+	SourceRuntime = "runtime"
+)
+
+// runtimeJobs schedules the definitions of the runtime jobs' bucket beside
+// the file's jobs: it follows the bucket (every replica does) and adds,
+// replaces and removes the jobs as their definitions change, each within
+// the watch's delivery (well under a second). A definition that does not
+// validate against this replica's configuration (an unknown kind, a name
+// that a file job has) is not scheduled, and says why in the log and in
+// refused; it is never dropped from the bucket.
+type runtimeJobs struct {
+	d     *Daemon
+	store *jobstore.Store
+	f     *follow.Follower
+	log   zerolog.Logger
+	maker JobMaker // the jobs' runs, as the file's jobs'
+
+	mu      sync.Mutex
+	jobs    map[string]*runtimeJob // scheduled
+	refused map[string]refusedDef  // stored but not scheduled
+}
+
+// runtimeJob is one scheduled runtime job and where it came from.
+type runtimeJob struct {
+	cfg config.Job
+	jobstore.Stored
+}
+
+// refusedDef is a stored definition this replica does not schedule.
+type refusedDef struct {
+	rev uint64
+	why string
+}
+
+// openRuntimeJobs opens the bucket and starts following it, when cfg
+// enables runtime jobs (nil otherwise). Call with d.sched set.
+func (d *Daemon) openRuntimeJobs(ctx context.Context, cfg *config.Config) (*runtimeJobs, error) {
+	if !cfg.RuntimeJobs.Enabled {
+		return nil, nil
+	}
+	store, err := jobstore.Open(ctx, d.conn.Load().JS, cfg.RuntimeJobs.Bucket, cfg.Lock.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	r := &runtimeJobs{d: d, store: store, log: d.log.With().Str("component", "runtime_jobs").Logger(),
+		maker: NewJobMaker(JobOptionsFor(cfg), d.log), jobs: map[string]*runtimeJob{}, refused: map[string]refusedDef{}}
+	d.mu.Lock()
+	d.runtime = r // before the follow: its deliveries find it
+	d.mu.Unlock()
+	if r.f, err = store.Bucket().FollowData(ctx, r.heard); err != nil {
+		d.mu.Lock()
+		d.runtime = nil
+		d.mu.Unlock()
+		return nil, fmt.Errorf("follow the runtime jobs' bucket %q: %w", cfg.RuntimeJobs.Bucket, err)
+	}
+	r.mu.Lock()
+	n := len(r.jobs)
+	r.mu.Unlock()
+	r.log.Info().Str("bucket", cfg.RuntimeJobs.Bucket).Int("jobs", n).Msg("following the runtime jobs")
+	return r, nil
+}
+
+// followRuntimeJobs opens the runtime jobs' bucket and follows it, when the
+// configuration enables them, retrying while NATS does not answer. The
+// follow ends with ctx (the scheduler's).
+func (d *Daemon) followRuntimeJobs(ctx context.Context) error {
+	d.mu.Lock()
+	cfg := d.cfg
+	d.mu.Unlock()
+	for wait := openRetryFirst; ; wait = min(wait*2, openRetryMax) {
+		actx, cancel := context.WithTimeout(ctx, startupAttempt)
+		r, err := d.openRuntimeJobs(actx, cfg)
+		cancel()
+		if err == nil {
+			if r != nil {
+				context.AfterFunc(ctx, r.stop)
+			}
+			return nil
+		}
+		if ctx.Err() != nil || !transient(err) {
+			return err
+		}
+		d.log.Warn().Err(err).Float64("retry_in_seconds", wait.Seconds()).Msg("cannot open the runtime jobs' bucket yet; retrying")
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// runtimeJob reports whether name is a scheduled runtime job.
+func (d *Daemon) runtimeJob(name string) bool {
+	d.mu.Lock()
+	r := d.runtime
+	d.mu.Unlock()
+	_, ok := r.job(name)
+	return ok
+}
+
+// stop ends the follow.
+func (r *runtimeJobs) stop() {
+	if r != nil && r.f != nil {
+		r.f.Stop()
+	}
+}
+
+// heard applies one write of the bucket: the watch delivers them one at a
+// time, in order.
+func (r *runtimeJobs) heard(key string, rev uint64, _ time.Time, h nats.Header, value []byte) {
+	r.d.mu.Lock()
+	defer r.d.mu.Unlock()
+	if kv.IsFree(h) {
+		r.remove(key)
+		return
+	}
+	st, err := jobstore.Decode(key, rev, value)
+	if err != nil {
+		r.refuse(key, rev, err.Error())
+		return
+	}
+	cj, err := r.parse(r.d.cfg, st)
+	if err != nil {
+		r.refuse(key, rev, err.Error())
+		return
+	}
+	r.schedule(&runtimeJob{cfg: cj, Stored: st})
+}
+
+// parse validates a stored definition against cfg.
+func (r *runtimeJobs) parse(cfg *config.Config, st jobstore.Stored) (config.Job, error) {
+	defs, err := cfg.ParseDefinitions(fmt.Sprintf("runtime job %s revision %d", st.Name, st.Revision), st.Definition)
+	switch {
+	case err != nil:
+		return config.Job{}, err
+	case len(defs) != 1 || defs[0].Job.Name != st.Name:
+		return config.Job{}, fmt.Errorf("runtime job %s revision %d: the definition must be one job named %q", st.Name, st.Revision, st.Name)
+	}
+	if _, err := configJob(cfg, st.Name); err == nil {
+		return config.Job{}, fmt.Errorf("runtime job %s revision %d: a job of the configuration file has that name", st.Name, st.Revision)
+	}
+	return defs[0].Job, nil
+}
+
+// schedule adds j, replacing the version scheduled. Call with d.mu held.
+func (r *runtimeJobs) schedule(j *runtimeJob) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.refused, j.Name)
+	if old := r.jobs[j.Name]; old != nil {
+		if sameJob(old.cfg, j.cfg) {
+			r.jobs[j.Name] = j // who and when changed, not what runs
+			return
+		}
+		if err := r.d.sched.Remove(j.Name); err != nil && !errors.Is(err, scheduler.ErrUnknownJob) {
+			r.log.Error().Err(err).Str("job", j.Name).Msg("cannot replace the runtime job; the previous version stays")
+			return
+		}
+		delete(r.jobs, j.Name)
+	}
+	if err := r.d.sched.Add(r.maker.Job(j.cfg)); err != nil {
+		r.refused[j.Name] = refusedDef{rev: j.Revision, why: err.Error()}
+		r.log.Error().Err(err).Str("job", j.Name).Uint64("revision", j.Revision).Msg("cannot schedule the runtime job")
+		return
+	}
+	r.jobs[j.Name] = j
+	r.log.Info().Str("job", j.Name).Uint64("revision", j.Revision).Str("by", j.By).Msg("runtime job scheduled")
+}
+
+// remove stops scheduling the job name. Call with d.mu held.
+func (r *runtimeJobs) remove(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.refused, name)
+	if r.jobs[name] == nil {
+		return
+	}
+	if err := r.d.sched.Remove(name); err != nil && !errors.Is(err, scheduler.ErrUnknownJob) {
+		r.log.Error().Err(err).Str("job", name).Msg("cannot remove the runtime job")
+		return
+	}
+	delete(r.jobs, name)
+	r.log.Info().Str("job", name).Msg("runtime job removed")
+}
+
+// refuse notes a stored definition that is not scheduled, stopping the
+// version scheduled before, if any. Call with d.mu held.
+func (r *runtimeJobs) refuse(name string, rev uint64, why string) {
+	r.remove(name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refused[name] = refusedDef{rev: rev, why: why}
+	r.log.Error().Str("job", name).Uint64("revision", rev).Str("error", why).
+		Msg("runtime job not scheduled: its definition does not validate against this replica's configuration")
+}
+
+// job returns the scheduled runtime job name.
+func (r *runtimeJobs) job(name string) (*runtimeJob, bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, ok := r.jobs[name]
+	return j, ok
+}
+
+// list returns the scheduled runtime jobs, sorted by name.
+func (r *runtimeJobs) list() []*runtimeJob {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	out := make([]*runtimeJob, 0, len(r.jobs))
+	for _, j := range r.jobs {
+		out = append(out, j)
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b *runtimeJob) int { return cmpName(a.Name, b.Name) })
+	return out
+}
+
+func cmpName(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// stored is how many definitions the bucket holds as this replica saw
+// them, scheduled or not: what runtime_jobs.max_jobs bounds.
+func (r *runtimeJobs) stored() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.jobs) + len(r.refused)
+}
+
+// has reports whether the bucket holds a definition named name.
+func (r *runtimeJobs) has(name string) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.jobs[name]
+	_, bad := r.refused[name]
+	return ok || bad
+}
+
+// revalidate checks every runtime job against next, a configuration a
+// reload is about to apply: it returns the jobs as next makes them (a
+// changed kind changes what they run) and an error naming each job that
+// next would not accept (its kind deleted, a file job of its name), which
+// rejects the reload. Call with d.mu held.
+func (r *runtimeJobs) revalidate(next *config.Config) ([]*runtimeJob, error) {
+	// allow_commands and the bucket take effect at a restart only: a
+	// reload checks the jobs against the kinds and names it brings.
+	cur := *next
+	cur.RuntimeJobs = r.d.cfg.RuntimeJobs
+	var errs []error
+	jobs := r.list()
+	out := make([]*runtimeJob, 0, len(jobs))
+	for _, j := range jobs {
+		if fj, err := configJob(next, j.Name); err == nil {
+			errs = append(errs, fmt.Errorf("%s:%d: jobs: %q is the name of a runtime job (revision %d, by %s); delete it first or rename this job",
+				next.Path, fj.Line, j.Name, j.Revision, j.By))
+			continue
+		}
+		cj, err := r.parse(&cur, j.Stored)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, &runtimeJob{cfg: cj, Stored: j.Stored})
+	}
+	return out, errors.Join(errs...)
+}
+
+// apply schedules jobs (from revalidate) as next makes them. Call with d.mu
+// held, d.cfg already next.
+func (r *runtimeJobs) apply(jobs []*runtimeJob) {
+	if r == nil {
+		return
+	}
+	for _, j := range jobs {
+		r.schedule(j)
+	}
+}
+
+// errDisabled is the answer of the runtime job commands while runtime jobs
+// are off.
+var errDisabled = errors.New("runtime jobs are not enabled: set runtime_jobs: {enabled: true} in the configuration file and restart cronlock")
+
+// OpenJobStore opens the runtime jobs' store of cfg for an operator command.
+func OpenJobStore(ctx context.Context, js jetstream.JetStream, cfg *config.Config) (*jobstore.Store, error) {
+	if !cfg.RuntimeJobs.Enabled {
+		return nil, errDisabled
+	}
+	return jobstore.Open(ctx, js, cfg.RuntimeJobs.Bucket, cfg.Lock.Replicas)
+}
