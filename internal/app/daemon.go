@@ -46,10 +46,10 @@ const (
 // its lock, the HTTP server, and reload on SIGHUP or, with config_watch, on
 // a change of the configuration file.
 type Daemon struct {
-	log     zerolog.Logger
-	conn    atomic.Pointer[Conn] // nil until dialled; read by /readyz and /metrics
-	locker  *lock.Locker         // set by openScheduler
-	sched   *scheduler.Scheduler // set by openScheduler, under mu
+	log    zerolog.Logger
+	conn   atomic.Pointer[Conn] // nil until dialled; read by /readyz and /metrics
+	locker *lock.Locker         // set by openScheduler
+	sched  *scheduler.Scheduler // set by openScheduler, under mu
 	// runtime schedules the runtime jobs (nil when not enabled); set by
 	// schedule, under mu.
 	runtime *runtimeJobs

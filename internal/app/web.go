@@ -40,11 +40,12 @@ type webSource struct {
 // webState is what one request works with: a consistent snapshot of the
 // daemon's parts.
 type webState struct {
-	cfg    *config.Config
-	sched  *scheduler.Scheduler
-	locker *lock.Locker
-	js     jetstream.JetStream
-	hist   *scheduler.History
+	cfg     *config.Config
+	runtime *runtimeJobs // nil without runtime jobs
+	sched   *scheduler.Scheduler
+	locker  *lock.Locker
+	js      jetstream.JetStream
+	hist    *scheduler.History
 }
 
 // notReadyError is the error of every request before the scheduler exists
@@ -69,7 +70,7 @@ func (notReadyError) Is(target error) bool { return target == web.ErrUnavailable
 // start-up while NATS is not up or the buckets are not open.
 func (s *webSource) state(ctx context.Context) (webState, error) {
 	s.d.mu.Lock()
-	st := webState{cfg: s.d.cfg, sched: s.d.sched, locker: s.d.locker}
+	st := webState{cfg: s.d.cfg, runtime: s.d.runtime, sched: s.d.sched, locker: s.d.locker}
 	s.d.mu.Unlock()
 	if st.sched == nil || s.d.schedCtx.Err() != nil {
 		return webState{}, notReadyError{stage: oneLine(*s.d.stage.Load())}
@@ -108,15 +109,37 @@ func (s *webSource) Jobs(ctx context.Context) ([]web.Job, error) {
 		return nil, err
 	}
 	statuses := schedStatuses(st.sched)
-	out := make([]web.Job, 0, len(st.cfg.Jobs))
+	runtime := st.runtime.list()
+	out := make([]web.Job, 0, len(st.cfg.Jobs)+len(runtime))
 	for _, cj := range st.cfg.Jobs {
 		j, _, err := s.job(ctx, st, cj, statuses[cj.Name])
 		if err != nil {
 			return nil, err
 		}
+		j.Source = SourceFile
+		out = append(out, j)
+	}
+	for _, rj := range runtime {
+		j, _, err := s.job(ctx, st, rj.cfg, statuses[rj.Name])
+		if err != nil {
+			return nil, err
+		}
+		j.Source = SourceRuntime
 		out = append(out, j)
 	}
 	return out, nil
+}
+
+// lookup returns the job called name: a file job, else a runtime job (rj
+// set), else an error wrapping web.ErrNotFound.
+func (st webState) lookup(name string) (cj config.Job, rj *runtimeJob, err error) {
+	if cj, err = configJob(st.cfg, name); err == nil {
+		return cj, nil, nil
+	}
+	if rj, ok := st.runtime.job(name); ok {
+		return rj.cfg, rj, nil
+	}
+	return config.Job{}, nil, err
 }
 
 // schedStatuses indexes the scheduler's view of its jobs by name.
@@ -168,7 +191,7 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 	if err != nil {
 		return web.JobDetail{}, err
 	}
-	cj, err := configJob(st.cfg, name)
+	cj, rj, err := st.lookup(name)
 	if err != nil {
 		return web.JobDetail{}, err
 	}
@@ -176,7 +199,11 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 	if err != nil {
 		return web.JobDetail{}, err
 	}
+	j.Source = SourceFile
 	d := web.JobDetail{Job: j, Runs: make([]web.Run, 0, len(shared.Runs))}
+	if rj != nil {
+		d.Source, d.Definition, d.Revision = SourceRuntime, rj.Definition, rj.Revision
+	}
 	if h := shared.Holder; h != nil {
 		d.Lock = &web.Lock{Owner: h.Owner, Token: h.Token, AcquiredAt: h.AcquiredAt, ExpiresAt: h.ExpiresAt}
 	}
@@ -261,7 +288,7 @@ func (s *webSource) known(ctx context.Context, name string) (webState, error) {
 	if err != nil {
 		return webState{}, err
 	}
-	if _, err := configJob(st.cfg, name); err != nil {
+	if _, _, err := st.lookup(name); err != nil {
 		return webState{}, err
 	}
 	return st, nil

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 )
 
-// jobsResponse is the body of GET /api/jobs.
+// jobsResponse is the body of GET /api/jobs. NextAfter, set when a limit
+// left jobs out, is the after= of the next page.
 type jobsResponse struct {
-	Jobs []Job `json:"jobs"`
+	Jobs      []Job  `json:"jobs"`
+	NextAfter string `json:"next_after,omitempty"`
 }
 
 // runsResponse is the body of GET /api/jobs/{name}/runs.
@@ -26,13 +29,39 @@ type errorResponse struct {
 	Error string `json:"error"`
 }
 
+// apiJobs serves GET /api/jobs[?source=file|runtime&limit=N&after=NAME]:
+// with limit or after, the jobs are sorted by name and paged.
 func (s *server) apiJobs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	source, after := q.Get("source"), q.Get("after")
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeJSON(w, http.StatusBadRequest, definitionErrorResponse{Error: "limit: want a positive number, got " + strconv.Quote(v), Field: "limit"})
+			return
+		}
+		limit = n
+	}
+	if source != "" && source != "file" && source != "runtime" {
+		writeJSON(w, http.StatusBadRequest, definitionErrorResponse{Error: "source: want file or runtime, got " + strconv.Quote(source), Field: "source"})
+		return
+	}
 	jobs, err := s.src.Jobs(r.Context())
 	if err != nil {
 		s.apiError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobsResponse{Jobs: nonNil(jobs)})
+	fetch := 0
+	if limit > 0 {
+		fetch = limit + 1 // one more tells whether a next page follows
+	}
+	out := page(jobs, source, after, fetch)
+	resp := jobsResponse{Jobs: nonNil(out)}
+	if limit > 0 && len(out) > limit {
+		resp.Jobs, resp.NextAfter = out[:limit], out[limit-1].Name
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *server) apiJob(w http.ResponseWriter, r *http.Request) {
@@ -40,6 +69,9 @@ func (s *server) apiJob(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.apiError(w, r, err)
 		return
+	}
+	if d.Revision > 0 {
+		w.Header().Set("ETag", etag(d.Revision))
 	}
 	writeJSON(w, http.StatusOK, normalizeDetail(d))
 }

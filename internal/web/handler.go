@@ -53,6 +53,7 @@ type Options struct {
 // server holds one Handler's state.
 type server struct {
 	src      Source
+	defs     Definitions // src's, when it has runtime jobs; nil otherwise
 	opts     Options
 	tmpl     *template.Template
 	refusals *RefusalLog
@@ -67,6 +68,7 @@ func Handler(src Source, opts Options) http.Handler {
 	}
 	s := &server{src: &watched{Source: src, log: opts.Logger}, opts: opts, tmpl: parseTemplates(),
 		refusals: opts.Refusals}
+	s.defs, _ = src.(Definitions)
 	if s.refusals == nil {
 		s.refusals = NewRefusalLog(opts.Logger)
 	}
@@ -81,6 +83,9 @@ func Handler(src Source, opts Options) http.Handler {
 	mux.HandleFunc("GET /api/jobs", s.apiJobs)
 	mux.HandleFunc("GET /api/jobs/{name}", s.apiJob)
 	mux.HandleFunc("GET /api/jobs/{name}/runs", s.apiRuns)
+	mux.HandleFunc("GET /api/jobs/{name}/revisions", s.apiRevisions)
+	mux.HandleFunc("PUT /api/jobs/{name}", s.apiPutJob)
+	mux.HandleFunc("DELETE /api/jobs/{name}", s.apiDeleteJob)
 	mux.HandleFunc("GET /api/replicas", s.apiReplicas)
 	mux.HandleFunc("POST /api/jobs/{name}/{action}", s.apiAction)
 	mux.HandleFunc("POST /login", s.login)

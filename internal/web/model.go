@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -39,7 +40,10 @@ type Source interface {
 // Job is one configured job as the job list shows it. Its JSON form is part
 // of the public API: fields are only ever added, never renamed.
 type Job struct {
-	Name     string `json:"name"`
+	Name string `json:"name"`
+	// Source is where the job is defined: "file" (the configuration file)
+	// or "runtime" (the runtime jobs' bucket).
+	Source   string `json:"source"`
 	Schedule string `json:"schedule"`
 	Timezone string `json:"timezone"`
 	// Next is the next scheduled tick; absent when there is none (suspended,
@@ -80,6 +84,10 @@ type JobDetail struct {
 	Lock *Lock `json:"lock"`
 	// Runs are the last runs kept in the shared history, newest first.
 	Runs []Run `json:"runs"`
+	// Definition and Revision are a runtime job's stored definition and its
+	// revision (the ETag); absent for file jobs.
+	Definition json.RawMessage `json:"definition,omitempty"`
+	Revision   uint64          `json:"revision,omitempty"`
 }
 
 // Run is one run (or missed tick) of a job.
