@@ -288,9 +288,9 @@ func (r *runtimeJobs) revalidate(next *config.Config) ([]*runtimeJob, error) {
 	jobs := r.list()
 	out := make([]*runtimeJob, 0, len(jobs))
 	for _, j := range jobs {
-		if fj, err := configJob(next, j.Name); err == nil {
-			errs = append(errs, fmt.Errorf("%s:%d: jobs: %q is the name of a runtime job (revision %d, by %s); delete it first or rename this job",
-				next.Path, fj.Line, j.Name, j.Revision, j.By))
+		if i := slices.IndexFunc(next.Jobs, func(fj config.Job) bool { return fj.Name == j.Name }); i >= 0 {
+			errs = append(errs, fmt.Errorf("%s:%d: jobs[%d].name: %q is the name of a runtime job (revision %d, by %s); delete it first or rename this job",
+				next.Path, next.Jobs[i].Line, i, j.Name, j.Revision, j.By))
 			continue
 		}
 		cj, err := r.parse(&cur, j.Stored)
