@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -46,4 +47,26 @@ func FromContext(ctx context.Context) (RunInfo, bool) {
 	}
 	info, ok := ctx.Value(contextKey{}).(RunInfo)
 	return info, ok
+}
+
+// payloadKey is the context key of a runtime job's payload.
+type payloadKey struct{}
+
+// WithPayload returns a copy of ctx carrying a runtime job's payload (a
+// JSON object). The scheduler attaches it to the context of the runs of
+// the runtime jobs it follows (scheduler.Kinds).
+func WithPayload(ctx context.Context, payload json.RawMessage) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithValue(ctx, payloadKey{}, payload)
+}
+
+// Payload returns the payload attached to ctx by WithPayload, or nil.
+func Payload(ctx context.Context) json.RawMessage {
+	if ctx == nil {
+		return nil
+	}
+	p, _ := ctx.Value(payloadKey{}).(json.RawMessage)
+	return p
 }
