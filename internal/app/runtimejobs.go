@@ -188,7 +188,8 @@ func (r *runtimeJobs) schedule(j *runtimeJob) {
 		return
 	}
 	r.jobs[j.Name] = j
-	r.log.Info().Str("job", j.Name).Uint64("revision", j.Revision).Str("by", j.By).Msg("runtime job scheduled")
+	// Debug: a start-up with 100,000 runtime jobs logs one summary line.
+	r.log.Debug().Str("job", j.Name).Uint64("revision", j.Revision).Str("by", j.By).Msg("runtime job scheduled")
 }
 
 // remove stops scheduling the job name. Call with d.mu held.
@@ -204,7 +205,7 @@ func (r *runtimeJobs) remove(name string) {
 		return
 	}
 	delete(r.jobs, name)
-	r.log.Info().Str("job", name).Msg("runtime job removed")
+	r.log.Debug().Str("job", name).Msg("runtime job removed")
 }
 
 // refuse notes a stored definition that is not scheduled, stopping the

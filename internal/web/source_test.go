@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"encoding/json"
 	"context"
 	"fmt"
 	"sync"
@@ -155,8 +156,9 @@ func fixture() *memSource {
 		},
 	})
 	m.put(web.JobDetail{
-		Job: web.Job{Name: "report", Schedule: "@hourly", Timezone: "UTC", Next: time.Now().Add(time.Hour).Truncate(time.Hour),
+		Job: web.Job{Name: "report", Source: "runtime", Schedule: "@hourly", Timezone: "UTC", Next: time.Now().Add(time.Hour).Truncate(time.Hour),
 			LastStatus: "running", LastStart: base, Running: true, Holder: "replica-b", Token: 12},
+		Definition: json.RawMessage(`{"name":"report","schedule":"@hourly","kind":"report"}`), Revision: 7,
 		Lock: &web.Lock{Owner: "replica-b", Token: 12, AcquiredAt: base, ExpiresAt: base.Add(30 * time.Second)},
 		Runs: []web.Run{{Tick: base, Status: "running", Attempts: 1, Start: base, Owner: "replica-b", Token: 12}},
 	})

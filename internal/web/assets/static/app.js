@@ -63,6 +63,11 @@
 
   function muted(text) { return el("span", { "class": "muted", text: text }); }
 
+  // sourceNote marks a job defined at run time in the job list.
+  function sourceNote(j) {
+    return j.source === "runtime" ? el("span", { "class": "muted source", text: " · runtime" }) : el("span");
+  }
+
   function statusBadge(st) {
     if (!st) { return muted("never run"); }
     return el("span", { "class": "badge st-" + st, text: st });
@@ -100,7 +105,7 @@
       : muted("free");
     var tr = el("tr", { "data-job": j.name },
       td("name", "Job", el("a", { href: "/jobs/" + encodeURIComponent(j.name), text: j.name })),
-      td("schedule", "Schedule", el("code", { text: j.schedule }), " ", muted(j.timezone)),
+      td("schedule", "Schedule", el("code", { text: j.schedule }), " ", muted(j.timezone), sourceNote(j)),
       td("next", "Next run", j.suspended ? NONE : fmtNext(j.next)),
       td("status", "Last status", jobStatus(j)),
       td("last", "Last run", fmtTime(j.last_start)),
@@ -168,6 +173,9 @@
     if (sum) {
       sum.replaceChildren();
       fact(sum, "Schedule", "schedule", el("span", null, el("code", { text: d.schedule }), " ", muted(d.timezone)));
+      fact(sum, "Defined", "source", d.source === "runtime"
+        ? el("span", null, "at run time ", muted("revision " + d.revision))
+        : el("span", { text: "in the configuration file" }));
       fact(sum, "Next run", "next", d.suspended ? NONE : fmtNext(d.next));
       fact(sum, "Last status", "status", jobStatus(d));
       fact(sum, "Suspended", "suspended", suspendedCell(d.suspended));
