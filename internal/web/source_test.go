@@ -1,8 +1,8 @@
 package web_test
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
