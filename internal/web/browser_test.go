@@ -53,14 +53,14 @@ func testListsJobs(t *testing.T, b *webtest.Browser) {
 	b.WaitText(`#jobs tr[data-job="backup"] .last`, "2026-11-30 12:00:00Z", pageWait)
 	b.WaitText(`#jobs tr[data-job="report"] .lock`, "replica-b token 12", pageWait)
 	b.WaitText(`#jobs tr[data-job="report"] .suspended`, "no", pageWait)
-	b.WaitText(`#jobs tr[data-job="report"] .schedule`, "@hourly UTC · runtime", pageWait)
-	if s := webtest.Eval[string](b, `document.querySelector('#jobs tr[data-job="backup"] .schedule').textContent`); strings.Contains(s, "runtime") {
-		t.Errorf("a file job's schedule cell says %q", s)
-	}
 	b.WaitText(`#replicas tr[data-owner="replica-b"]`, "node-2 202 v1.4.0", pageWait)
 	b.WaitText(`#replicas tr[data-owner="replica-b"] .running`, "report", pageWait)
 	b.WaitText(`#replicas tr[data-owner="replica-b"] .offset`, "+0.012s", pageWait)
 	b.WaitText("#updated", "live · updated", pageWait) // the script polled at least once
+	b.WaitText(`#jobs tr[data-job="report"] .schedule`, "@hourly UTC · runtime", pageWait)
+	if s := webtest.Eval[string](b, `document.querySelector('#jobs tr[data-job="backup"] .schedule').textContent`); strings.Contains(s, "runtime") {
+		t.Errorf("a file job's schedule cell says %q", s)
+	}
 	noProblems(t, b)
 	b.Navigate(srv.URL + "/jobs/report")
 	b.WaitText("#summary .source", "at run time revision 7", pageWait)
