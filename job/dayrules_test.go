@@ -136,8 +136,8 @@ var dayFormCases = []dayFormCase{
 	// The day field "*" with the other restricted: only the other counts.
 	{"0 9 lw * *", 0, []int{9}, nil, refLastWeekday},
 	{"0 6 L 2 *", 0, []int{6}, []time.Month{time.February}, refLastMinus(0)}, // 28th and 29th
-	{"0 0 8 L-1 * ?", 0, []int{8}, nil, refLastMinus(1)},                      // 6 fields
-	{"30 * L * *", 30, nil, nil, refLastMinus(0)},                             // real time: 2027-10-31 is Berlin's overlap
+	{"0 0 8 L-1 * ?", 0, []int{8}, nil, refLastMinus(1)},                     // 6 fields
+	{"30 * L * *", 30, nil, nil, refLastMinus(0)},                            // real time: 2027-10-31 is Berlin's overlap
 	{"0 1-4 ? 3,10 SUNL", 0, []int{1, 2, 3, 4}, []time.Month{time.March, time.October}, refLastDow(time.Sunday)},
 	{"0 9 * * *", 0, []int{9}, nil, refAll},
 }
