@@ -42,6 +42,11 @@ func (j Job) oneOff() (Schedule, error) {
 	return atSchedule{at: c.At.In(loc)}, nil
 }
 
+// OneOff reports whether j is a one-off job (Calendar.At set): it has one
+// tick, and until that tick has run it has no history, so the scheduler
+// catches it up under StartingDeadline even though it looks new.
+func (j Job) OneOff() bool { return !j.cal().At.IsZero() }
+
 // atSpec is the display and key text of a one-off's tick.
 func atSpec(at time.Time) string {
 	return "at " + at.UTC().Format(time.RFC3339)

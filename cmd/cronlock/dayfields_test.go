@@ -49,45 +49,57 @@ jobs:
 	}
 }
 
-// TestDaemonOneOffRunsOnce: a job with `at` a few seconds ahead on two
-// replicas sharing a NATS server runs once, at its instant, and `cronlock
-// next` then shows it as ended.
+// TestDaemonOneOffRunsOnce: on two replicas sharing a NATS server, a job
+// with `at` a few seconds ahead runs once, at its instant, and one whose
+// instant passed just before the replicas started runs once too, caught
+// up under its starting_deadline; `cronlock next` then shows both as
+// ended.
 func TestDaemonOneOffRunsOnce(t *testing.T) {
 	t.Parallel()
+	bin := binary(t) // built before the instants are chosen
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
 	dir := t.TempDir()
-	out := filepath.Join(dir, "runs")
-	at := time.Now().Add(4 * time.Second).Truncate(time.Second).UTC()
+	now := time.Now().Truncate(time.Second).UTC()
+	ats := map[string]time.Time{"soon": now.Add(4 * time.Second), "late": now.Add(-time.Second)}
+	outs := map[string]string{"soon": filepath.Join(dir, "soon.runs"), "late": filepath.Join(dir, "late.runs")}
 	var ds []*daemon
 	var cfg string
 	for _, owner := range []string{"o1", "o2"} {
-		// starting_deadline: a replica slow to start still runs it, once.
 		cfg = writeFile(t, dir, owner+".yaml", fmt.Sprintf(`
 nats: {url: %s}
 lock: {lease: 2s, renew: 500ms, owner: %s}
 http: {listen: ""}
 shutdown_grace: 2s
 jobs:
-  - name: once
+  - name: soon
+    at: %q
+    starting_deadline: 1m # a replica slow to start still runs it, once
+    shell: 'echo "$CRONLOCK_TICK %s" >> %q'
+  - name: late
     at: %q
     starting_deadline: 1m
     shell: 'echo "$CRONLOCK_TICK %s" >> %q'
-`, url, owner, at.Format(time.RFC3339), owner, out))
-		ds = append(ds, startDaemon(t, dir, cfg))
+`, url, owner, ats["soon"].Format(time.RFC3339), owner, outs["soon"], ats["late"].Format(time.RFC3339), owner, outs["late"]))
+		ds = append(ds, startDaemonOf(t, bin, dir, cfg))
 	}
 	running(ds...)
-	waitFor(t, 30*time.Second, "the one-off's run", func() bool { return len(fileLines(t, out)) > 0 })
-	// Both replicas reached the tick (it is past, and they started before
-	// it or caught it up); a second run would start now, not later.
+	waitFor(t, 30*time.Second, "both one-offs' runs", func() bool {
+		return len(fileLines(t, outs["soon"])) > 0 && len(fileLines(t, outs["late"])) > 0
+	})
+	// Both replicas have reached both ticks (past, and each replica either
+	// started before it or caught it up at start-up): a second run would
+	// have started by now.
 	time.Sleep(2 * time.Second)
 	stopAll(ds)
-	lines := fileLines(t, out)
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], at.Format(time.RFC3339)+" ") {
-		data, _ := os.ReadFile(out)
-		t.Fatalf("runs:\n%s\nwant one, of tick %s", data, at.Format(time.RFC3339))
+	for name, out := range outs {
+		if lines := fileLines(t, out); len(lines) != 1 || !strings.HasPrefix(lines[0], ats[name].Format(time.RFC3339)+" ") {
+			data, _ := os.ReadFile(out)
+			t.Errorf("%s runs:\n%s\nwant one, of tick %s", name, data, ats[name].Format(time.RFC3339))
+		}
 	}
 	r := cronlock(t, nil, "next", "-c", cfg, "-n", "3")
-	if want := "once  (ended " + at.Format(time.RFC3339) + ")\n"; r.code != 0 || r.stdout != want {
+	want := "soon  (ended " + ats["soon"].Format(time.RFC3339) + ")\nlate  (ended " + ats["late"].Format(time.RFC3339) + ")\n"
+	if r.code != 0 || r.stdout != want {
 		t.Errorf("next: exit %d, stdout %q, want %q; stderr %s", r.code, r.stdout, want, r.stderr)
 	}
 }
