@@ -60,7 +60,7 @@ func TestDaemonOneOffRunsOnce(t *testing.T) {
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
 	dir := t.TempDir()
 	now := time.Now().Truncate(time.Second).UTC()
-	ats := map[string]time.Time{"soon": now.Add(4 * time.Second), "late": now.Add(-time.Second)}
+	ats := map[string]time.Time{"soon": now.Add(3 * time.Second), "late": now.Add(-time.Second)}
 	outs := map[string]string{"soon": filepath.Join(dir, "soon.runs"), "late": filepath.Join(dir, "late.runs")}
 	var ds []*daemon
 	var cfg string
