@@ -31,6 +31,11 @@ type Calendar struct {
 	// StartAt or after EndAt (a tick at either instant is one). EndAt must
 	// be after StartAt. A job past its EndAt is valid: it has no next tick.
 	StartAt, EndAt time.Time
+	// At, when not zero, makes the job a one-off: its only tick is At, a
+	// whole second, instead of the ticks of Job.Schedule or Schedules
+	// (both empty then); StartAt, EndAt and ExcludeDates must be zero.
+	// Past At the job is valid and has no next tick, as past EndAt.
+	At time.Time
 }
 
 // cal is j's Calendar, the zero one when it has none.
@@ -118,9 +123,13 @@ func (j Job) specs() []string {
 	return []string{j.Schedule}
 }
 
-// Spec returns the job's schedule for display: Schedule, or the specs of
-// Schedules joined with " | ".
+// Spec returns the job's schedule for display: Schedule, the specs of
+// Schedules joined with " | ", or "at 2026-12-24T17:00:00Z" (in UTC) for
+// a one-off.
 func (j Job) Spec() string {
+	if !j.cal().At.IsZero() {
+		return atSpec(j.cal().At)
+	}
 	if len(j.cal().Schedules) > 0 {
 		return strings.Join(j.cal().Schedules, " | ")
 	}
@@ -132,11 +141,15 @@ func (j Job) Spec() string {
 // ticks, so they may share one parsed Schedule. For a job that sets only
 // Schedule it is exactly Schedule.
 func (j Job) ScheduleKey() string {
-	if len(j.cal().Schedules) == 0 && len(j.cal().ExcludeDates) == 0 && j.cal().StartAt.IsZero() && j.cal().EndAt.IsZero() {
+	if len(j.cal().Schedules) == 0 && len(j.cal().ExcludeDates) == 0 && j.cal().StartAt.IsZero() && j.cal().EndAt.IsZero() && j.cal().At.IsZero() {
 		return j.Schedule
 	}
 	var b strings.Builder
 	b.WriteString(j.Schedule)
+	if !j.cal().At.IsZero() {
+		b.WriteString("\x00")
+		b.WriteString(atSpec(j.cal().At))
+	}
 	for _, s := range j.cal().Schedules {
 		b.WriteString("\x00schedules=")
 		b.WriteString(s)
@@ -157,8 +170,12 @@ func (j Job) ScheduleKey() string {
 // ParsedSchedule parses the job's schedule in its location: the union of
 // Schedules (or Schedule alone: then exactly ParseSchedule(j.Schedule,
 // j.Location)), without the ticks on ExcludeDates (read in j.Location, UTC
-// if nil) and outside [StartAt, EndAt].
+// if nil) and outside [StartAt, EndAt]; for a one-off (Calendar.At), its
+// single tick.
 func (j Job) ParsedSchedule() (Schedule, error) {
+	if !j.cal().At.IsZero() {
+		return j.oneOff()
+	}
 	if j.Schedule != "" && len(j.cal().Schedules) > 0 {
 		return nil, errors.New("schedules: schedule and schedules are mutually exclusive; set only one")
 	}
@@ -217,8 +234,17 @@ func (j Job) calendar(s Schedule) (Schedule, error) {
 	return windowSchedule{base: s, start: j.cal().StartAt, end: j.cal().EndAt}, nil
 }
 
-// Ended reports whether j's EndAt is set and before now: the job has no
+// Ended reports whether j's End is set and before now: the job has no
 // more ticks.
 func (j Job) Ended(now time.Time) bool {
-	return !j.cal().EndAt.IsZero() && j.cal().EndAt.Before(now)
+	return !j.End().IsZero() && j.End().Before(now)
+}
+
+// End is the last instant j may tick at: its EndAt, or At for a one-off;
+// zero when it has neither.
+func (j Job) End() time.Time {
+	if !j.cal().At.IsZero() {
+		return j.cal().At
+	}
+	return j.cal().EndAt
 }

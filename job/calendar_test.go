@@ -59,7 +59,7 @@ func hourlyUTCTicks(t *testing.T, spec string, _ *time.Location, from, to time.T
 	var out []time.Time
 	for u := from.Truncate(time.Hour).Add(time.Hour); !u.After(to); u = u.Add(time.Hour) {
 		if f.minute&1 != 0 && f.second&1 != 0 && f.hour&(1<<u.Hour()) != 0 &&
-			f.month&(1<<u.Month()) != 0 && f.dayMatches(int64(u.Day()), int64(u.Weekday())) {
+			f.month&(1<<u.Month()) != 0 && f.dayMatches(int64(u.Day()), int64(u.Weekday()), 0, 0) {
 			out = append(out, u)
 		}
 	}

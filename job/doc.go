@@ -72,6 +72,28 @@
 // crontab` converts crontab lines to specs with Vixie's meaning, or reports
 // the lines that have none here.
 //
+// # Last, nearest weekday and nth weekday (Quartz's L, W and #)
+//
+// The day fields also take Quartz's forms, which robfig/cron does not:
+//
+//	day-of-month  L      the last day of the month      "0 9 L * *"
+//	              L-3    three days before it (L-0..L-30) "0 9 L-3 * *"
+//	              LW     the last weekday (Mon-Fri)     "0 18 LW * *"
+//	              15W    the weekday nearest the 15th   "0 9 15W * *"
+//	day-of-week   5L     the last Friday of the month   "0 9 ? * 5L", "FRIL"
+//	              1#2    the second Monday (k 1..5)     "0 9 ? * 1#2", "MON#2"
+//
+// "nW" never leaves the month: if the nth is a Saturday it is the Friday
+// before, except that "1W" on a Saturday the 1st is Monday the 3rd; if a
+// Sunday, the Monday after, except on the month's last day, then the Friday
+// before. A month without day n has no "nW" tick (as for the plain "n"), a
+// month without a fifth Monday no "1#5" tick, and a February no "L-29".
+// Weekdays are numbered as elsewhere (0 and 7 Sunday) or named, in any
+// case. The forms may stand in a list with plain values ("L,15",
+// "1#1,5L") but take no range or step. They count as restricted for the
+// rule above: "0 9 L * 1" runs on the last day of the month and on every
+// Monday; "0 9 L * *" and "0 9 ? * 5L" on the named days only.
+//
 // # Never-firing schedules and the search horizon
 //
 // Next looks at most five calendar years ahead (to the end of the fifth year

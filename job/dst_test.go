@@ -199,15 +199,23 @@ func referenceTicks(t *testing.T, spec string, loc *time.Location, from, to time
 	matches := func(w time.Time) bool { // w: a wall clock, read via its fields
 		return w.Second() == 0 &&
 			f.minute&(1<<w.Minute()) != 0 && f.hour&(1<<w.Hour()) != 0 &&
-			f.month&(1<<w.Month()) != 0 && f.dayMatches(int64(w.Day()), int64(w.Weekday()))
+			f.month&(1<<w.Month()) != 0 && f.dayMatches(int64(w.Day()), int64(w.Weekday()), 0, 0)
 	}
+	step := func(u time.Time) time.Time { return u.Add(time.Minute) }
+	return referenceScan(matches, f.everyHour(), loc, from.Truncate(time.Minute).Add(time.Minute), to, step)
+}
+
+// referenceScan applies the documented DST rules to the wall-clock matcher
+// matches at the candidate instants u, u = step(u), ... up to to: every
+// instant at which a tick may fall must be a candidate. realTime: the
+// spec's hour field matches every hour.
+func referenceScan(matches func(w time.Time) bool, realTime bool, loc *time.Location, u, to time.Time, step func(time.Time) time.Time) []time.Time {
 	naive := func(u time.Time) time.Time { // u's wall clock as a UTC time
 		_, off := u.In(loc).Zone()
 		return u.Add(time.Duration(off) * time.Second).UTC()
 	}
-	realTime := f.everyHour()
 	var out []time.Time
-	for u := from.Truncate(time.Minute).Add(time.Minute); !u.After(to); u = u.Add(time.Minute) {
+	for ; !u.After(to); u = step(u) {
 		w := naive(u)
 		tick := matches(w)
 		if tick && !realTime {

@@ -19,6 +19,9 @@ type fields struct {
 	// day matches if EITHER matches; otherwise both must. Vixie cron
 	// decides by a leading '*' instead; see the package documentation.
 	domStar, dowStar bool
+	// rules holds the Quartz forms of the day fields (L, W, #); nil if
+	// the spec has none. Their days add to dom's and dow's.
+	rules *dayRules
 }
 
 func fieldsOf(s *cron.SpecSchedule) fields {
@@ -56,9 +59,12 @@ func nextBit(mask uint64, from, max int64) (int64, bool) {
 	return int64(bits.TrailingZeros64(m)), true
 }
 
-func (f *fields) dayMatches(d, wd int64) bool {
-	domMatch := f.dom&(1<<uint(d)) != 0
-	dowMatch := f.dow&(1<<uint(wd)) != 0
+// dayMatches reports whether day d, a weekday wd, matches the day fields;
+// qdom and qdow are the days of its month that the Quartz forms match
+// (f.rules.month), zero without them.
+func (f *fields) dayMatches(d, wd int64, qdom, qdow uint64) bool {
+	domMatch := f.dom&(1<<uint(d)) != 0 || qdom&(1<<uint(d)) != 0
+	dowMatch := f.dow&(1<<uint(wd)) != 0 || qdow&(1<<uint(d)) != 0
 	if f.domStar || f.dowStar {
 		return domMatch && dowMatch
 	}
@@ -92,8 +98,12 @@ func (f *fields) nextWall(from, lastYear int64) (int64, bool) {
 		found := int64(0)
 		if d <= dim {
 			wd := weekday(daysFromCivil(y, mo, d))
+			var qdom, qdow uint64
+			if f.rules != nil {
+				qdom, qdow = f.rules.month(dim, (wd-(d-1)%7+7)%7)
+			}
 			for dd := d; dd <= dim; dd++ {
-				if f.dayMatches(dd, wd) {
+				if f.dayMatches(dd, wd, qdom, qdow) {
 					found = dd
 					break
 				}

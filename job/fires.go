@@ -32,15 +32,43 @@ const leapYear = 2000
 // fields. Over the 400-year Gregorian cycle every date of every month,
 // February 29 included, falls on each of the seven weekdays, so it suffices
 // to try each allowed month, each day it can have and each weekday. The
-// hour, minute and second fields always allow at least one value.
+// hour, minute and second fields always allow at least one value. With the
+// Quartz forms (L, W, #) a day's match depends on its whole month: then it
+// tries each length the month can have and each weekday of its 1st, which
+// every month also has over the cycle.
 func (f *fields) someDate() bool {
 	for m := int64(1); m <= 12; m++ {
 		if f.month&(1<<uint(m)) == 0 {
 			continue
 		}
+		if f.rules != nil {
+			if f.someQuartzDate(m) {
+				return true
+			}
+			continue
+		}
 		for d := int64(1); d <= daysIn(leapYear, m); d++ {
 			for wd := int64(0); wd < 7; wd++ {
-				if f.dayMatches(d, wd) {
+				if f.dayMatches(d, wd, 0, 0) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// someQuartzDate is someDate for month m of a spec with Quartz forms.
+func (f *fields) someQuartzDate(m int64) bool {
+	lengths := []int64{daysIn(leapYear, m)}
+	if m == 2 {
+		lengths = append(lengths, daysIn(leapYear+1, m))
+	}
+	for _, dim := range lengths {
+		for wd1 := int64(0); wd1 < 7; wd1++ {
+			qdom, qdow := f.rules.month(dim, wd1)
+			for d := int64(1); d <= dim; d++ {
+				if f.dayMatches(d, (wd1+d-1)%7, qdom, qdow) {
 					return true
 				}
 			}

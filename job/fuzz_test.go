@@ -14,6 +14,7 @@ func FuzzParseSchedule(f *testing.F) {
 		"* * * * *", "0 */5 * * * *", "30 2 * * *", "@every 90s", "@daily",
 		"CRON_TZ=Europe/Berlin 30 2 * * *", "TZ=America/New_York 0,30 1-2 * * *",
 		"0 0 29 2 *", "0 0 30 2 *", "TZ=x", "TZ=UTC TZ=x",
+		"0 9 L * *", "0 9 L-3,LW,15W * ?", "0 0 9 ? * 1#5,FRIL", "0 9 31W 2 *", "0 9 L-30 * 7L",
 	} {
 		f.Add(spec, int64(1774746000)) // 2026-03-29T01:00:00Z, Berlin's spring-forward
 	}

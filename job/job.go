@@ -21,7 +21,8 @@ type Job struct {
 	// an optional CRON_TZ=/TZ= prefix. See ParseSchedule.
 	Schedule string
 	// Calendar, when not nil, adds to the schedule: several specs instead
-	// of Schedule, days without ticks, a start and an end (see Calendar).
+	// of Schedule, days without ticks, a start and an end, or instead of
+	// any spec a one-off's single tick (see Calendar).
 	// A pointer, so that a job without one costs 8 bytes instead of 96: a
 	// replica holds 100,000 jobs.
 	Calendar *Calendar

@@ -43,6 +43,10 @@ var parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
 //     matches if either does; "*/2" counts as restricted, unlike in Vixie
 //     cron (see "Day of month and day of week" in the package
 //     documentation).
+//   - in the day fields, Quartz's L, W and # forms: "L", "L-3", "LW", "15W"
+//     in the day-of-month, "5L" (the last Friday) and "1#2" (the second
+//     Monday) in the day-of-week; see "Last, nearest weekday and nth
+//     weekday" in the package documentation.
 //   - descriptors @yearly (@annually), @monthly, @weekly, @daily
 //     (@midnight), @hourly;
 //   - "@every D" with D a Go duration (time.ParseDuration) that is a whole
@@ -109,6 +113,10 @@ func parseSchedule(spec string, loc *time.Location) (s Schedule, err error) {
 	if strings.HasPrefix(rest, "@every") {
 		return parseEvery(rest)
 	}
+	rest, rules, clearDom, clearDow, err := preParse(rest)
+	if err != nil {
+		return nil, err
+	}
 	parsed, err := parser.Parse(rest)
 	if err != nil {
 		return nil, err
@@ -118,6 +126,13 @@ func parseSchedule(spec string, loc *time.Location) (s Schedule, err error) {
 		return nil, fmt.Errorf("unsupported schedule type %T", parsed)
 	}
 	f := fieldsOf(spc)
+	f.rules = rules
+	if clearDom {
+		f.dom = 0
+	}
+	if clearDow {
+		f.dow = 0
+	}
 	return &specSchedule{f: f, loc: loc, realTime: f.everyHour()}, nil
 }
 

@@ -25,7 +25,9 @@
 // overlap for ticks that came while a run of the job held its lock;
 // lock_held for ticks found locked by a holder that ran no live run); the
 // latest of them is run once, at start-up or as soon as NATS answers after
-// an outage, if it is at most Job.StartingDeadline old. Ticks are never run
+// an outage, if it is at most Job.StartingDeadline old. A job without
+// history catches up nothing, except a one-off (Job.OneOff): its one tick
+// is run if it passed at most StartingDeadline ago. Ticks are never run
 // in a burst. Ticks follow the NATS server's clock, estimated from the
 // JetStream timestamps of the replica's own announcements (offset.go), so
 // replicas with skewed clocks agree on when a tick is due.

@@ -202,8 +202,11 @@ func (s *Scheduler) catchUp(e *entry, gapReason Reason) bool {
 		s.log.Warn().Err(err).Str("job", e.job.Name).Msg("catch-up: cannot read the job's history")
 		return false
 	}
-	if st.LastTick.IsZero() || st.Suspended != nil || e.job.Suspended {
-		return true // a new job: nothing was missed; a suspended one: nothing to run
+	if (st.LastTick.IsZero() && !e.job.OneOff()) || st.Suspended != nil || e.job.Suspended {
+		// A new job: nothing was missed (but a one-off that has not run is
+		// always new, and its one tick may have been); a suspended one:
+		// nothing to run.
+		return true
 	}
 	now := s.now()
 	from := st.LastTick

@@ -25,7 +25,7 @@ MAILTO=ops@example.com
 // TestImportCrontab: every bad line is reported with its line number, the
 // good ones are still written, the exit code is 2; the output passes the
 // built binary's validate, and next gives cron's times, including the
-// either-day rule.
+// either-day rule and Quartz's L.
 func TestImportCrontab(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -35,8 +35,8 @@ func TestImportCrontab(t *testing.T) {
 	if r.code != 2 {
 		t.Fatalf("exit %d, want 2\nstderr:\n%s", r.code, r.stderr)
 	}
-	for _, w := range []string{tab + ":5: @reboot", tab + ":6: day-of-month \"*/2\"", tab + ":8: day-of-month field \"L\"",
-		"3 line(s) of " + tab + " could not be converted; the 3 other job(s) were written to " + out} {
+	for _, w := range []string{tab + ":5: @reboot", tab + ":6: day-of-month \"*/2\"",
+		"2 line(s) of " + tab + " could not be converted; the 4 other job(s) were written to " + out} {
 		if !strings.Contains(r.stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
 		}
@@ -47,7 +47,7 @@ func TestImportCrontab(t *testing.T) {
 
 	bin := binary(t)
 	validate := exec.Command(bin, "validate", "-c", out, "--from", "2026-03-01T00:00:00Z")
-	if b, err := validate.CombinedOutput(); err != nil || !strings.Contains(string(b), "valid, 3 job(s)") {
+	if b, err := validate.CombinedOutput(); err != nil || !strings.Contains(string(b), "valid, 4 job(s)") {
 		t.Fatalf("cronlock validate: %v\n%s", err, b)
 	}
 	next := exec.Command(bin, "next", "-c", out, "--from", "2026-03-01T00:00:00Z", "-n", "5", "echo")
@@ -60,6 +60,11 @@ func TestImportCrontab(t *testing.T) {
 		"2026-03-15T12:00:00+01:00\n2026-03-20T12:00:00+01:00\n"
 	if string(b) != want {
 		t.Errorf("next:\n%s\nwant\n%s", b, want)
+	}
+	// Line 8's L (the last day of the month) converts as written.
+	if b, err = exec.Command(bin, "next", "-c", out, "--from", "2026-03-01T00:00:00Z", "-n", "2", "echo-2").Output(); err != nil ||
+		string(b) != "2026-03-31T00:00:00+02:00\n2026-04-30T00:00:00+02:00\n" {
+		t.Errorf("next echo-2: %v\n%s", err, b)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {

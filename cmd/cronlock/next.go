@@ -100,7 +100,7 @@ func nextLines(tw *tabwriter.Writer, j config.Job, start time.Time, n int, suspe
 	}
 	switch {
 	case len(runs) == 0 && j.Timing().Ended(start):
-		fmt.Fprintf(tw, "%s\t(ended %s)%s\n", j.Name, j.Cal.EndAt.Format(time.RFC3339), mark)
+		fmt.Fprintf(tw, "%s\t(ended %s)%s\n", j.Name, j.Timing().End().Format(time.RFC3339), mark)
 	case len(runs) == 0:
 		fmt.Fprintf(tw, "%s\t(no run within five years)%s\n", j.Name, mark)
 	}

@@ -32,13 +32,14 @@ type definition struct {
 	ExcludeDates []string `json:"exclude_dates,omitempty"`
 	StartAt      string   `json:"start_at,omitempty"` // as resolved: RFC 3339 in UTC
 	EndAt        string   `json:"end_at,omitempty"`
+	At           string   `json:"at,omitempty"` // a one-off's instant, as StartAt
 	// The payload, as its JSON text; omitted when the job has none.
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
 // DefinitionHash is the job.Job.Definition of a file job: the first 16 hex
 // digits of the SHA-256 of its command or shell line, env, dir, schedule
-// (or schedules, exclude_dates, start_at and end_at), timezone and
+// (or schedules, exclude_dates, start_at and end_at, or at), timezone and
 // timeout. Two replicas with the same values for these get
 // the same hash whatever else differs; a changed env value changes it.
 func DefinitionHash(cj config.Job) string {
@@ -47,6 +48,7 @@ func DefinitionHash(cj config.Job) string {
 		Command: cj.Command, Shell: cj.Shell, Env: cj.Env, Dir: cj.Dir,
 		Schedule: cj.Schedule, Timezone: cj.Timezone, Timeout: int64(cj.Timeout),
 		Schedules: cj.Schedules, ExcludeDates: dateStrings(cj), StartAt: instant(start), EndAt: instant(end),
+		At:      instant(oneOffAt(cj)),
 		Payload: json.RawMessage(cj.Payload),
 	})
 	sum := sha256.Sum256(data)
@@ -83,6 +85,14 @@ func window(cj config.Job) (start, end time.Time) {
 		return time.Time{}, time.Time{}
 	}
 	return cj.Cal.StartAt, cj.Cal.EndAt
+}
+
+// oneOffAt is cj's at, zero when it is not a one-off.
+func oneOffAt(cj config.Job) time.Time {
+	if cj.Cal == nil {
+		return time.Time{}
+	}
+	return cj.Cal.At
 }
 
 // instant returns t in RFC 3339 in UTC, "" for the zero time: two ways of

@@ -51,6 +51,10 @@ func TestDefinitionHash(t *testing.T) {
 		"end_at": func(j *config.Job) {
 			j.EndAt, j.Cal = "2026-01-01T00:00:00Z", &job.Calendar{EndAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		},
+		"at": func(j *config.Job) {
+			j.Schedule, j.At = "", "2026-12-24T18:00:00+01:00"
+			j.Cal = &job.Calendar{At: time.Date(2026, 12, 24, 17, 0, 0, 0, time.UTC)}
+		},
 	}
 	for name, change := range same {
 		j := base()

@@ -13,6 +13,9 @@ import (
 // returns the job's parsed schedule: nil when one of them has an error or
 // the time zone is unknown.
 func (d *decoder) validateSchedule(j *Job, p string) job.Schedule {
+	if s, oneOff := d.validateOneOff(j, p); oneOff {
+		return s
+	}
 	at := func(key string) string { return p + "." + key }
 	c := &job.Calendar{Schedules: j.Schedules}
 	ok := d.validateSpecs(j, p)

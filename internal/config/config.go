@@ -319,6 +319,14 @@ type Job struct {
 	// its EndAt is valid and has no next tick. Resolved in Cal.
 	StartAt string `yaml:"start_at"`
 	EndAt   string `yaml:"end_at"`
+	// At, instead of Schedule or Schedules, is an RFC 3339 time: the job's
+	// only run (a one-off). It takes no StartAt, EndAt or ExcludeDates;
+	// past it the job is valid and has no next run. Resolved in Cal.
+	At string `yaml:"at"`
+	// AfterRun is what becomes of a one-off's definition after its run:
+	// "" or AfterRunKeep for a file job (AfterRunDelete is for runtime
+	// jobs). Only valid with At.
+	AfterRun string `yaml:"after_run"`
 	// Exactly one of Command and Shell is set. Command is an argv (non-empty,
 	// Command[0] non-empty) run without a shell; Shell is a non-empty shell
 	// command line.
@@ -371,7 +379,7 @@ type Job struct {
 
 	// Location is Timezone resolved; never nil in a validated Config.
 	Location *time.Location `yaml:"-"`
-	// Cal is Schedules, ExcludeDates, StartAt and EndAt resolved; nil when
+	// Cal is Schedules, ExcludeDates, StartAt, EndAt and At resolved; nil when
 	// the job sets none of them (most jobs: 8 bytes each, not 96).
 	Cal *job.Calendar `yaml:"-"`
 	// Line is the 1-based line of the job's entry in the file.

@@ -168,6 +168,10 @@ func TestExampleDecodes(t *testing.T) {
 			Name: "report.acme", Schedule: "30 * * * * *", Kind: "report",
 			Payload: Payload(`{"tenant":"acme"}`), Command: []string{"sh", "-c", "echo report for $CRONLOCK_PAYLOAD"},
 			Timeout: Duration(time.Minute), Grace: grace, Location: time.UTC,
+		}, {
+			Name: "christmas-eve", At: "2030-12-24T18:00:00+01:00", AfterRun: "keep",
+			Shell: "echo one-off at $CRONLOCK_TICK", Grace: grace, Location: time.UTC,
+			Cal: &job.Calendar{At: time.Date(2030, 12, 24, 18, 0, 0, 0, time.FixedZone("", 3600))},
 		}},
 		Kinds: []Kind{{Name: "report", Command: []string{"sh", "-c", "echo report for $CRONLOCK_PAYLOAD"}, Timeout: Duration(time.Minute)}},
 		Path:  examplePath,
@@ -192,10 +196,13 @@ func TestExampleDecodes(t *testing.T) {
 		t.Errorf("example:\n got %+v\nwant %+v", cfg, want)
 	}
 
-	// Every example job ticks at least once a minute, so a new user sees
-	// output quickly.
+	// Every example job but the one-off ticks at least once a minute, so
+	// a new user sees output quickly.
 	now := time.Date(2026, 3, 29, 0, 59, 58, 0, time.UTC)
 	for _, j := range cfg.Jobs {
+		if j.At != "" {
+			continue
+		}
 		s, err := j.Timing().ParsedSchedule()
 		if err != nil {
 			t.Fatal(err)

@@ -42,8 +42,13 @@
 // remain restricted under Vixie's "both must match" the line is reported,
 // because no cronlock spec expresses it.
 //
+// Quartz's day forms, which some crons have, convert as written: L, L-3,
+// LW, 15W in the day-of-month and 5L, 1#2 in the day-of-week, when the
+// other day field is "*" or "?" (a lone "?" in a day field becomes "*").
+//
 // What it reports, line by line, with a hint: @reboot, the extensions of
-// other crons that cronlock cannot parse (L, W, #, ?, a year field),
+// other crons that cronlock cannot parse (~, H, ? in a list, L, W or #
+// beside a restricted other day field, a year field),
 // malformed fields and environment lines, and '%' input for a shell that has
 // no here-documents. The lines that convert are still converted.
 //

@@ -20,7 +20,9 @@ const (
 // extension reports elem if it uses a syntax of another cron: "L" (last),
 // "W" (nearest weekday), "#" (nth weekday), "?" (no specific value), "~"
 // (random) or "H" (hashed). Month and day names are checked first, since
-// "jul" contains an L and "wed" a W.
+// "jul" contains an L and "wed" a W. The Quartz day forms that cronlock
+// has (quartzElement) are taken before it; what reaches it is L, W or #
+// elsewhere.
 func extension(elem string, k fieldKind) *problem {
 	if _, isName := k.names[strings.ToLower(elem)]; isName {
 		return nil

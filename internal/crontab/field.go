@@ -43,6 +43,9 @@ type field struct {
 	// star: the text begins with '*', which is what Vixie cron's DOM_STAR
 	// and DOW_STAR record for the either-day rule.
 	star bool
+	// quartz holds the list's elements in Quartz's day forms (L, W, #),
+	// which are not in bits; see quartz.go.
+	quartz []string
 }
 
 // full reports whether the field matches every value of its kind.
@@ -72,8 +75,17 @@ func problemf(hint, format string, args ...any) *problem {
 // comma-separated list of "*", "N" and "N-M", the last two ranges optionally
 // followed by "/STEP".
 func parseField(text string, k fieldKind) (field, *problem) {
+	if text == "?" && (k.index == domField.index || k.index == dowField.index) {
+		return field{text: text, bits: allBits(k), star: true}, nil
+	}
 	f := field{text: text, star: strings.HasPrefix(text, "*")}
 	for elem := range strings.SplitSeq(text, ",") {
+		if isQuartz, p := quartzElement(elem, k); p != nil {
+			return field{}, p
+		} else if isQuartz {
+			f.quartz = append(f.quartz, elem)
+			continue
+		}
 		b, p := parseElement(elem, k)
 		if p != nil {
 			return field{}, p

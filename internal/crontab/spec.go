@@ -65,6 +65,9 @@ func fieldSpec(texts []string) (string, *problem) {
 // "*" and the rest keep their values; a "both must match" of two
 // restricted fields has no cronlock spelling and is reported.
 func days(dom, dow field) (string, string, *problem) {
+	if p := quartzDays(dom, dow); p != nil {
+		return "", "", p
+	}
 	domAll, dowAll := dom.full(domField), dow.full(dowField)
 	domText, dowText := spelled(dom, domField), spelled(dow, dowField)
 	if dom.star || dow.star { // both must match
@@ -93,6 +96,18 @@ func days(dom, dow field) (string, string, *problem) {
 // of values (which excludes its star reading only if the set is full), else
 // the canonical list of the values.
 func spelled(f field, k fieldKind) string {
+	if len(f.quartz) > 0 {
+		plain := f
+		plain.quartz, plain.text = nil, strings.Join(plainElements(f.text, f.quartz), ",")
+		switch sp := spelled(plain, k); {
+		case f.bits == 0:
+			return strings.Join(f.quartz, ",")
+		case sp == plain.text:
+			return f.text // as written, in its order
+		default:
+			return sp + "," + strings.Join(f.quartz, ",")
+		}
+	}
 	if b, ok := robfigField(f.text, k); ok && b == f.bits {
 		return f.text
 	}
