@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/jobstore"
@@ -45,16 +46,18 @@ func (c *Client) LoadRuntimeJobs(ctx context.Context, names ...string) error {
 			return err
 		}
 	}
-	rt := &clientRuntime{jobs: map[string]config.Job{}, bad: map[string]string{}}
+	var want []string
+	seen := map[string]bool{}
 	for _, name := range names {
-		if _, err := FindJob(c.cfg, name); err == nil {
-			continue
+		if _, err := FindJob(c.cfg, name); err != nil && !seen[name] {
+			seen[name] = true
+			want = append(want, name)
 		}
-		if _, ok := rt.jobs[name]; ok {
-			continue
-		}
-		st, err := store.Get(ctx, name)
-		switch {
+	}
+	got, errs := getDefinitions(ctx, store, want)
+	rt := &clientRuntime{jobs: map[string]config.Job{}, bad: map[string]string{}}
+	for i, name := range want {
+		switch err := errs[i]; {
 		case errors.Is(err, jobstore.ErrNotFound) && all:
 			continue // deleted since the listing
 		case errors.Is(err, jobstore.ErrNotFound):
@@ -62,10 +65,35 @@ func (c *Client) LoadRuntimeJobs(ctx context.Context, names ...string) error {
 		case err != nil:
 			return err
 		}
-		rt.add(c.cfg, st)
+		rt.add(c.cfg, got[i])
 	}
 	c.runtime = rt
 	return nil
+}
+
+// getInFlight is how many definitions LoadRuntimeJobs reads at once: one
+// round trip at a time would take most of a minute for 100,000.
+const getInFlight = 32
+
+// getDefinitions reads the definitions of names, getInFlight at a time.
+func getDefinitions(ctx context.Context, store *jobstore.Store, names []string) ([]jobstore.Stored, []error) {
+	got := make([]jobstore.Stored, len(names))
+	errs := make([]error, len(names))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(getInFlight, len(names)) {
+		wg.Go(func() {
+			for i := range next {
+				got[i], errs[i] = store.Get(ctx, names[i])
+			}
+		})
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return got, errs
 }
 
 // add parses st as the daemon does (internal/app/runtimejobs.go).
