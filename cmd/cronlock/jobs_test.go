@@ -191,6 +191,9 @@ func TestJobsRefusals(t *testing.T) {
 			t.Errorf("%v disabled: stderr %q", args, r.stderr)
 		}
 	}
+	if r := cronlock(t, nil, "help"); !strings.Contains(r.stdout, "\n  jobs      put, get, list, delete") {
+		t.Errorf("help does not list jobs:\n%s", r.stdout)
+	}
 	if r := off.run(0, "", "jobs --help"); !strings.Contains(r.stdout, "history  show a runtime job's kept revisions") {
 		t.Errorf("jobs --help:\n%s", r.stdout)
 	}
@@ -228,6 +231,9 @@ func TestJobsDaemon(t *testing.T) {
 	wantExit(t, runBinary(t, "status", "-c", e.cfg, "nosuch"), 2, "status nosuch")
 	wantExit(t, runBinary(t, "suspend", "-c", e.cfg, "tick"), 0, "suspend tick")
 	wantExit(t, runBinary(t, "resume", "-c", e.cfg, "tick"), 0, "resume tick")
+	if r := runBinary(t, "trigger", "-c", e.cfg, "tick"); r.code != 0 || !strings.Contains(r.stdout, "tick: succeeded") {
+		t.Errorf("trigger tick: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	wantExit(t, runBinary(t, "jobs", "delete", "-c", e.cfg, "tick"), 0, "jobs delete")
 	d.waitOutput("runtime job removed", 5*time.Second)
 	time.Sleep(time.Second) // a run that had started when the delete came ends
