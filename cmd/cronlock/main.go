@@ -62,6 +62,7 @@ var commands = []command{
 	{"suspend", "stop every replica from starting a job's ticks", (*cli).suspend},
 	{"resume", "let replicas start a suspended job's ticks again", (*cli).resume},
 	{"replicas", "list the running replicas", (*cli).replicas},
+	{"jobs", "put, get, list, delete the runtime jobs and show their history", (*cli).jobs},
 	{"import", "convert a crontab into a configuration file", (*cli).importCrontab},
 	{"version", "print the version", (*cli).version},
 }

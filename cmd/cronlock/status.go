@@ -33,13 +33,17 @@ job (cronlock suspend, or suspended: true in the configuration) is marked
 (another deployment on the same buckets, or replicas with another
 configuration) gets a note saying so ("other_definition" in --json).
 
-A JOB the configuration does not define is a usage error (exit 2).
+With runtime_jobs enabled, the runtime jobs ('cronlock jobs') are shown
+after the file's jobs; "source" in --json says "file" or "runtime".
+
+A JOB that neither the configuration nor the runtime jobs define is a
+usage error (exit 2).
 
 Flags (before JOB):
   -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)
   -n N                runs per job (default 5; 0: all kept, see history.size)
   -v                  show the output of every run, not only of failed ones
-  --json              print a JSON array of {"job", "suspended", "suspended_at", "suspended_by",
+  --json              print a JSON array of {"job", "source", "suspended", "suspended_at", "suspended_by",
                       "other_definition", "runs": [{"tick","manual","owner","token","attempts","start","end",
                       "duration_seconds","status","reason","ticks","error","exit_code","output"}]};
                       a running run has no attempts, end, duration_seconds, error, exit_code
@@ -53,7 +57,10 @@ const stateCorrupt = "corrupt"
 
 // statusJSON is one element of `status --json`: a public format.
 type statusJSON struct {
-	Job       string `json:"job"`
+	Job string `json:"job"`
+	// Source is "file" (a job of the configuration file) or "runtime" (a
+	// job of the runtime jobs' bucket, cronlock jobs).
+	Source    string `json:"source"`
 	Suspended bool   `json:"suspended"`
 	// SuspendedAt and SuspendedBy describe a suspension through the shared
 	// state (cronlock suspend); a job suspended only by its configuration
@@ -130,6 +137,9 @@ func (c *cli) status(ctx context.Context, args []string) error {
 		return err
 	}
 	defer done()
+	if err := loadRuntime(ctx, cl, names...); err != nil {
+		return err
+	}
 	hist, err := cl.History(ctx, *n, names...)
 	if err != nil {
 		return err
@@ -141,14 +151,15 @@ func (c *cli) status(ctx context.Context, args []string) error {
 }
 
 // jobArgs checks the JOB arguments of status before it connects: each is
-// a job of the configuration (else a usage error, exit 2, naming it), and
-// none is a flag written after a JOB.
+// a job of the configuration (else a usage error, exit 2, naming it) or
+// may be a runtime job (see jobOrRuntime), and none is a flag written
+// after a JOB.
 func jobArgs(cfg *config.Config, args []string) ([]string, error) {
 	for _, a := range args {
 		if strings.HasPrefix(a, "-") {
 			return nil, usagef("flag %s after an argument: flags come first", a)
 		}
-		if _, err := jobNamed(cfg, a); err != nil {
+		if err := jobOrRuntime(cfg, a); err != nil {
 			return nil, err
 		}
 	}
@@ -158,7 +169,7 @@ func jobArgs(cfg *config.Config, args []string) ([]string, error) {
 func toStatusJSON(hist []app.JobHistory) []statusJSON {
 	out := make([]statusJSON, 0, len(hist))
 	for _, h := range hist {
-		s := statusJSON{Job: h.Job.Name, Suspended: h.IsSuspended(), Runs: make([]runJSON, 0, len(h.Runs)),
+		s := statusJSON{Job: h.Job.Name, Source: h.Source, Suspended: h.IsSuspended(), Runs: make([]runJSON, 0, len(h.Runs)),
 			OtherDefinition: h.OtherDefinition}
 		if h.Suspended != nil {
 			s.SuspendedAt, s.SuspendedBy = h.Suspended.At.UTC(), h.Suspended.By

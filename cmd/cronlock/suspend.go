@@ -31,6 +31,12 @@ func suspendedBy() string { return operatorLabel("suspend") }
 // operatorLabel names who runs the operator command cmd: "<user>@<host>
 // (cronlock CMD)".
 func operatorLabel(cmd string) string {
+	return fmt.Sprintf("%s (cronlock %s)", userAtHost(), cmd)
+}
+
+// userAtHost is "<user>@<host>" of this process ("unknown" for a part it
+// cannot tell).
+func userAtHost() string {
 	name := "unknown"
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
@@ -39,7 +45,7 @@ func operatorLabel(cmd string) string {
 	if err != nil || host == "" {
 		host = "unknown"
 	}
-	return fmt.Sprintf("%s@%s (cronlock %s)", name, host, cmd)
+	return name + "@" + host
 }
 
 func (c *cli) suspend(ctx context.Context, args []string) error {
@@ -65,12 +71,15 @@ func (c *cli) onJob(ctx context.Context, cmd, usage string, args []string,
 		return err
 	}
 	defer done()
+	if err := loadRuntime(ctx, cl, name); err != nil {
+		return err
+	}
 	return act(ctx, cl, name, cfg)
 }
 
 // parseJobArg parses the flags and the single JOB argument of suspend and
 // resume, and checks that the configuration defines JOB (a usage error,
-// exit 2, as for trigger).
+// exit 2, as for trigger), or may be a runtime job (see jobOrRuntime).
 func parseJobArg(fs *flagSet, args []string) (string, *config.Config, error) {
 	if err := fs.parse(args, 1); err != nil {
 		return "", nil, err
@@ -82,7 +91,7 @@ func parseJobArg(fs *flagSet, args []string) (string, *config.Config, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := jobNamed(cfg, fs.Arg(0)); err != nil {
+	if err := jobOrRuntime(cfg, fs.Arg(0)); err != nil {
 		return "", nil, err
 	}
 	return fs.Arg(0), cfg, nil

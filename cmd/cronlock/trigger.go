@@ -76,7 +76,7 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := jobNamed(cfg, name); err != nil {
+	if err := jobOrRuntime(cfg, name); err != nil {
 		return err
 	}
 	ctx, cancel := operatorContext(ctx, 0)
@@ -89,6 +89,9 @@ func (c *cli) trigger(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cl.Close()
+	if err := loadRuntime(ctx, cl, name); err != nil {
+		return err
+	}
 	return c.triggerLocal(ctx, cl, name)
 }
 
@@ -129,6 +132,9 @@ func (c *cli) triggerRemote(ctx context.Context, cfg *config.Config, name string
 		return err
 	}
 	defer cl.Close()
+	if err := loadRuntime(ctx, cl, name); err != nil {
+		return err
+	}
 	run, err := cl.TriggerRemote(ctx, name, operatorLabel("trigger"), f.timeout)
 	switch {
 	case errors.Is(err, app.ErrNoReplica):

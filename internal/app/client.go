@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -24,6 +25,8 @@ type Client struct {
 	log    zerolog.Logger
 	conn   *Conn
 	locker *lock.Locker
+	// runtime is the runtime jobs LoadRuntimeJobs loaded, nil before.
+	runtime *clientRuntime
 }
 
 // Dial connects an operator command to the NATS of cfg: nats.url if set;
@@ -55,8 +58,10 @@ func (c *Client) Close() {
 
 // JobHistory is a job's recent runs, newest first, and its suspension.
 type JobHistory struct {
-	Job  config.Job
-	Runs []scheduler.Run
+	Job config.Job
+	// Source is SourceFile or SourceRuntime.
+	Source string
+	Runs   []scheduler.Run
 	// Suspended is the job's suspension in the shared state (cronlock
 	// suspend), nil when it has none. A job can also be suspended by its
 	// configuration; see JobHistory.IsSuspended.
@@ -81,7 +86,7 @@ func (h JobHistory) IsSuspended() bool {
 
 // History returns up to n recent runs (all kept ones if n <= 0) of the jobs
 // called names, in that order, or of every job of the configuration, in
-// file order, when names is empty; from the shared history bucket, each
+// file order, and then of every runtime job loaded, when names is empty; from the shared history bucket, each
 // finished run with the output tail kept for it. A name the configuration
 // does not define is an error matching ErrNoJob.
 func (c *Client) History(ctx context.Context, n int, names ...string) ([]JobHistory, error) {
@@ -95,9 +100,10 @@ func (c *Client) History(ctx context.Context, n int, names ...string) ([]JobHist
 	}
 	out := make([]JobHistory, 0, len(jobs))
 	for _, cj := range jobs {
+		_, source, _ := c.findJob(cj.Name)
 		st, err := h.State(ctx, cj.Name)
 		if bad := (*scheduler.CorruptError)(nil); errors.As(err, &bad) {
-			out = append(out, JobHistory{Job: cj, ConfigSuspended: ConfigSuspended(cj), Corrupt: bad.Error()})
+			out = append(out, JobHistory{Job: cj, Source: source, ConfigSuspended: ConfigSuspended(cj), Corrupt: bad.Error()})
 			continue
 		}
 		if err != nil {
@@ -110,22 +116,27 @@ func (c *Client) History(ctx context.Context, n int, names ...string) ([]JobHist
 		if err := withOutput(ctx, h, runs); err != nil {
 			return nil, err
 		}
-		out = append(out, JobHistory{Job: cj, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj),
-			OtherDefinition: OtherDefinition(cj, st.Definition)})
+		hj := JobHistory{Job: cj, Source: source, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj),
+			OtherDefinition: OtherDefinition(cj, st.Definition)}
+		if c.runtimeInvalid(cj.Name) { // not what a replica runs: no definition to compare
+			hj.OtherDefinition = ""
+		}
+		out = append(out, hj)
 	}
 	return out, nil
 }
 
 // jobsNamed is the jobs called names, in that order and each once, or
-// every job of the configuration when names is empty.
+// every job of the configuration and every runtime job loaded when names
+// is empty.
 func (c *Client) jobsNamed(names []string) ([]config.Job, error) {
 	if len(names) == 0 {
-		return c.cfg.Jobs, nil
+		return append(slices.Clip(c.cfg.Jobs), c.runtimeJobs()...), nil
 	}
 	jobs := make([]config.Job, 0, len(names))
 	seen := make(map[string]bool, len(names))
 	for _, name := range names {
-		cj, err := FindJob(c.cfg, name)
+		cj, _, err := c.findJob(name)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +187,7 @@ func FindJob(cfg *config.Config, name string) (config.Job, error) {
 // elsewhere). The run is recorded in the shared history as manual. ctx
 // cancels the run: the command gets SIGTERM, then SIGKILL after its grace.
 func (c *Client) Trigger(ctx context.Context, name string) error {
-	cj, err := FindJob(c.cfg, name)
+	cj, _, err := c.findJob(name)
 	if err != nil {
 		return err
 	}
@@ -196,7 +207,7 @@ func (c *Client) Trigger(ctx context.Context, name string) error {
 // progress goes on. by labels who did it. Errors match ErrNoJob for a job
 // the configuration does not define.
 func (c *Client) Suspend(ctx context.Context, name, by string) error {
-	if _, err := FindJob(c.cfg, name); err != nil {
+	if _, _, err := c.findJob(name); err != nil {
 		return err
 	}
 	h, err := c.history(ctx)
@@ -210,7 +221,7 @@ func (c *Client) Suspend(ctx context.Context, name, by string) error {
 // that suspends the job still does). Errors match ErrNoJob for a job the
 // configuration does not define.
 func (c *Client) Resume(ctx context.Context, name string) error {
-	if _, err := FindJob(c.cfg, name); err != nil {
+	if _, _, err := c.findJob(name); err != nil {
 		return err
 	}
 	h, err := c.history(ctx)
@@ -303,7 +314,7 @@ var ErrNoResult = errors.New("the replica running it stopped without recording a
 // elsewhere" and naming the holder. by says who
 // asks, for the replica's log.
 func (c *Client) TriggerRemote(ctx context.Context, name, by string, timeout time.Duration) (scheduler.Run, error) {
-	if _, err := FindJob(c.cfg, name); err != nil {
+	if _, _, err := c.findJob(name); err != nil {
 		return scheduler.Run{}, err
 	}
 	body, err := json.Marshal(TriggerRequest{By: by})

@@ -282,7 +282,7 @@ func (s *webSource) Resume(ctx context.Context, name string) error {
 }
 
 // known returns the daemon's parts after checking that name is a job of
-// the configuration in effect.
+// the configuration in effect or a scheduled runtime job.
 func (s *webSource) known(ctx context.Context, name string) (webState, error) {
 	st, err := s.state(ctx)
 	if err != nil {
