@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -38,6 +39,10 @@ type runtimeJobs struct {
 	f     *follow.Follower
 	log   zerolog.Logger
 	maker JobMaker // the jobs' runs, as the file's jobs'
+	// caughtUp is set once the definitions stored at the start are
+	// scheduled: changes after it are logged at info, those before at
+	// debug (a start-up with 100,000 runtime jobs logs one summary line).
+	caughtUp atomic.Bool
 
 	mu      sync.Mutex
 	jobs    map[string]*runtimeJob // scheduled
@@ -80,6 +85,7 @@ func (d *Daemon) openRuntimeJobs(ctx context.Context, cfg *config.Config) (*runt
 	r.mu.Lock()
 	n := len(r.jobs)
 	r.mu.Unlock()
+	r.caughtUp.Store(true)
 	r.log.Info().Str("bucket", cfg.RuntimeJobs.Bucket).Int("jobs", n).Msg("following the runtime jobs")
 	return r, nil
 }
@@ -188,8 +194,7 @@ func (r *runtimeJobs) schedule(j *runtimeJob) {
 		return
 	}
 	r.jobs[j.Name] = j
-	// Debug: a start-up with 100,000 runtime jobs logs one summary line.
-	r.log.Debug().Str("job", j.Name).Uint64("revision", j.Revision).Str("by", j.By).Msg("runtime job scheduled")
+	r.changeLog().Str("job", j.Name).Uint64("revision", j.Revision).Str("by", j.By).Msg("runtime job scheduled")
 }
 
 // remove stops scheduling the job name. Call with d.mu held.
@@ -205,7 +210,7 @@ func (r *runtimeJobs) remove(name string) {
 		return
 	}
 	delete(r.jobs, name)
-	r.log.Debug().Str("job", name).Msg("runtime job removed")
+	r.changeLog().Str("job", name).Msg("runtime job removed")
 }
 
 // refuse notes a stored definition that is not scheduled, stopping the
@@ -217,6 +222,14 @@ func (r *runtimeJobs) refuse(name string, rev uint64, why string) {
 	r.refused[name] = refusedDef{rev: rev, why: why}
 	r.log.Error().Str("job", name).Uint64("revision", rev).Str("error", why).
 		Msg("runtime job not scheduled: its definition does not validate against this replica's configuration")
+}
+
+// changeLog is the log event of one job's change (see caughtUp).
+func (r *runtimeJobs) changeLog() *zerolog.Event {
+	if r.caughtUp.Load() {
+		return r.log.Info()
+	}
+	return r.log.Debug()
 }
 
 // job returns the scheduled runtime job name.
