@@ -96,7 +96,7 @@ func parseSchedule(spec string, loc *time.Location) (s Schedule, err error) {
 		if zone == "" {
 			return nil, errors.New("empty time zone name after '='")
 		}
-		l, err := time.LoadLocation(zone)
+		l, err := LoadZone(zone)
 		if err != nil {
 			return nil, fmt.Errorf("time zone %s: %w", quote(zone), err)
 		}

@@ -225,7 +225,7 @@ func (j RuntimeJob) jobFor(run func(context.Context) error) (job.Job, error) {
 	}
 	loc := time.UTC
 	if j.Timezone != "" {
-		l, err := time.LoadLocation(j.Timezone)
+		l, err := job.LoadZone(j.Timezone)
 		if err != nil {
 			return job.Job{}, fmt.Errorf("runtime job %q: timezone: %w", j.Name, err)
 		}

@@ -61,6 +61,36 @@ func (m *reloadMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.total, m.lastOK, m.lastSuccess}
 }
 
+// runtimeJobsGauge reports the runtime jobs this replica schedules and
+// those it refuses (stored, but invalid against its configuration: alert on
+// refused > 0, the log says why). No series while runtime jobs are off.
+func runtimeJobsGauge(d *Daemon) prometheus.Collector {
+	return &runtimeJobsCollector{d: d, desc: prometheus.NewDesc("cronlock_runtime_jobs",
+		"Runtime jobs as this replica sees them, by state: scheduled, or refused (stored but not valid against this replica's configuration, as the log says).",
+		[]string{"state"}, nil)}
+}
+
+type runtimeJobsCollector struct {
+	d    *Daemon
+	desc *prometheus.Desc
+}
+
+func (c *runtimeJobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *runtimeJobsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.d.mu.Lock()
+	r := c.d.runtime
+	c.d.mu.Unlock()
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	scheduled, refused := len(r.jobs), len(r.refused)
+	r.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(scheduled), "scheduled")
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(refused), "refused")
+}
+
 // registerMetrics adds to the daemon's registry the Go runtime and process
 // collectors and cronlock's own metrics; the scheduler registers its own.
 func (d *Daemon) registerMetrics() error {
@@ -87,7 +117,7 @@ func (d *Daemon) registerMetrics() error {
 	cs := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		connected, info,
+		connected, info, runtimeJobsGauge(d),
 	}
 	for _, c := range append(cs, d.reloads.collectors()...) {
 		if err := d.reg.Register(c); err != nil {

@@ -89,12 +89,12 @@ func (d *decoder) schedule(spec string, loc *time.Location) (job.Schedule, error
 	return d.jobSchedule(job.Job{Schedule: spec, Location: loc})
 }
 
-// zone is time.LoadLocation(name), loaded once per file.
+// zone is job.LoadZone(name), looked up once per file.
 func (d *decoder) zone(name string) (*time.Location, error) {
 	if loc, ok := d.zones[name]; ok {
 		return loc, nil
 	}
-	loc, err := time.LoadLocation(name)
+	loc, err := job.LoadZone(name)
 	if err != nil {
 		return nil, err
 	}
