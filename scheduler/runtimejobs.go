@@ -30,7 +30,11 @@ type RuntimeJob struct {
 	// IANA name, "" for UTC) is where they are read.
 	Schedule  string   `json:"schedule,omitempty"`
 	Schedules []string `json:"schedules,omitempty"`
-	Timezone  string   `json:"timezone,omitempty"`
+	// At, instead of a schedule, is a one-off's instant: it runs once.
+	// Its definition stays after the run (the binary's after_run: delete
+	// is not applied here): delete it when done with it.
+	At       time.Time `json:"at,omitzero"`
+	Timezone string    `json:"timezone,omitempty"`
 	// Kind names the function the job runs (Kinds); Payload, a JSON
 	// object of at most MaxPayload bytes, is what it runs on
 	// (job.Payload in the run's context).
@@ -238,7 +242,10 @@ func (j RuntimeJob) jobFor(run func(context.Context) error) (job.Job, error) {
 		StartingDeadline: time.Duration(j.StartingDeadline), Jitter: time.Duration(j.Jitter), Suspended: j.Suspended,
 		Run: func(ctx context.Context) error { return run(job.WithPayload(ctx, payload)) },
 	}
-	if len(j.Schedules) > 0 {
+	switch {
+	case !j.At.IsZero():
+		out.Calendar = &job.Calendar{At: j.At}
+	case len(j.Schedules) > 0:
 		out.Calendar = &job.Calendar{Schedules: j.Schedules}
 	}
 	if err := out.Validate(); err != nil {

@@ -191,3 +191,47 @@ func TestRuntimeJobsList(t *testing.T) {
 		t.Errorf("paged runtime jobs = %v, want a,b,c", names)
 	}
 }
+
+// A runtime one-off (at) on two replicas runs once, then its definition is
+// deleted (after_run: delete, the runtime default) by the replica that ran
+// it; its run history stays.
+func TestRuntimeOneOffDeletesItself(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "runs")
+	var bases []string
+	var ds []*daemon
+	for _, owner := range []string{"r1", "r2"} {
+		d := startDaemon(t, dir, runtimeConfig(t, dir, url, owner, out))
+		ds = append(ds, d)
+		bases = append(bases, httpBase(t, d))
+	}
+	running(ds...)
+	at := time.Now().Add(3 * time.Second).Truncate(time.Second).UTC().Format(time.RFC3339)
+	def := fmt.Sprintf(`{"name": "remind.acme", "at": %q, "kind": "append", "payload": {"to": "acme"}}`, at)
+	if code, body, _ := request(t, "PUT", bases[0]+"/api/jobs/remind.acme", runtimeToken, def, nil); code != 200 {
+		t.Fatalf("PUT = %d %s", code, body)
+	}
+	waitFor(t, 20*time.Second, "the one-off's run", func() bool { return len(fileLines(t, out)) >= 1 })
+	for i, base := range bases {
+		waitFor(t, 10*time.Second, fmt.Sprintf("replica r%d to drop the one-off", i+1), func() bool {
+			code, _ := fetch(base + "/api/jobs/remind.acme")
+			return code == 404
+		})
+	}
+	_, body, _ := request(t, "GET", bases[1]+"/api/jobs/remind.acme/revisions", "", "", nil)
+	if !strings.Contains(body, `"operation": "delete"`) || !strings.Contains(body, "after_run: delete") {
+		t.Errorf("revisions = %s, want the delete by after_run", body)
+	}
+	if runs := fileLines(t, out); len(runs) != 1 || !strings.HasPrefix(runs[0], "remind.acme "+at) {
+		t.Errorf("runs = %q, want one, of %s", runs, at)
+	}
+	kv, err := jetStreamAt(t, url).KeyValue(t.Context(), "cronlock_history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := kv.Get(t.Context(), "remind.acme"); err != nil || !strings.Contains(string(e.Value()), `"succeeded"`) {
+		t.Errorf("the one-off's history after the delete: %v %v, want its succeeded run", e, err)
+	}
+}

@@ -274,7 +274,10 @@ func (d *Daemon) openScheduler(ctx context.Context) error {
 	// registry as it was.
 	opts := SchedulerOptions(cfg, d.log, d.reg)
 	opts.StreamJobMetrics = true // metricsHandler writes them
-	opts.OnResult = func(r scheduler.Run) { d.notifier.Notify(r, r.Previous) }
+	opts.OnResult = func(r scheduler.Run) {
+		d.notifier.Notify(r, r.Previous)
+		d.afterRun(r)
+	}
 	sched, err := scheduler.New(ctx, d.conn.Load().JS, locker, opts)
 	if err != nil {
 		locker.Close()
@@ -353,7 +356,7 @@ func (d *Daemon) HTTPAddr() net.Addr {
 // Ready reports whether the daemon can run jobs: the scheduler is running
 // and NATS is connected. /readyz serves it.
 func (d *Daemon) Ready() bool {
-	return d.running.Load() && d.schedCtx.Err() == nil && d.connected()
+	return d.running.Load() && d.schedCtx.Err() == nil && d.connected() && d.runtimeCaughtUp()
 }
 
 // connected reports whether NATS is connected now.

@@ -43,6 +43,9 @@ func (d *Daemon) handler() http.Handler {
 		case !d.connected():
 			w.WriteHeader(http.StatusServiceUnavailable)
 			w.Write([]byte("not ready: not connected to NATS\n"))
+		case !d.runtimeCaughtUp():
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte("not ready: scheduling the runtime jobs stored in NATS\n"))
 		default:
 			w.Write([]byte("ok\n"))
 		}

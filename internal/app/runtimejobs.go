@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -82,12 +84,23 @@ func (d *Daemon) openRuntimeJobs(ctx context.Context, cfg *config.Config) (*runt
 		d.mu.Unlock()
 		return nil, fmt.Errorf("follow the runtime jobs' bucket %q: %w", cfg.RuntimeJobs.Bucket, err)
 	}
+	go r.awaitCatchUp(cfg.RuntimeJobs.Bucket)
+	return r, nil
+}
+
+// awaitCatchUp notes when the definitions stored at the start are all
+// scheduled: the daemon is ready from then on (Ready), and the memory
+// their decoding took is given back.
+func (r *runtimeJobs) awaitCatchUp(bucket string) {
+	started := time.Now()
+	<-r.f.CaughtUp()
 	r.mu.Lock()
-	n := len(r.jobs)
+	n, refused := len(r.jobs), len(r.refused)
 	r.mu.Unlock()
 	r.caughtUp.Store(true)
-	r.log.Info().Str("bucket", cfg.RuntimeJobs.Bucket).Int("jobs", n).Msg("following the runtime jobs")
-	return r, nil
+	r.log.Info().Str("bucket", bucket).Int("jobs", n).Int("refused", refused).
+		Float64("seconds", time.Since(started).Seconds()).Msg("runtime jobs scheduled; following the bucket")
+	debug.FreeOSMemory()
 }
 
 // followRuntimeJobs opens the runtime jobs' bucket and follows it, when the
@@ -117,6 +130,52 @@ func (d *Daemon) followRuntimeJobs(ctx context.Context) error {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// afterRunTimeout bounds the delete of a one-off's definition after its run.
+const afterRunTimeout = 10 * time.Second
+
+// afterRun deletes a runtime one-off's definition (after_run: delete, its
+// default) once its tick has a result: it ran (whatever the outcome), or
+// was recorded missed; not for a manual run, nor an interrupted run that
+// is to be run again. The replica that recorded the result deletes it,
+// requiring the revision it scheduled: a definition changed meanwhile
+// stays. One that is not deleted (this replica died first) is a one-off
+// past its instant: valid, with no next run, shown as ended.
+func (d *Daemon) afterRun(r scheduler.Run) {
+	d.mu.Lock()
+	rt := d.runtime
+	d.mu.Unlock()
+	rj, ok := rt.job(r.Job)
+	if !ok || r.Manual || !r.Finished() || r.Status == scheduler.StatusInterrupted ||
+		rj.cfg.AfterRun != config.AfterRunDelete || rj.cfg.Cal == nil || !rj.cfg.Cal.At.Equal(r.Tick) {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), afterRunTimeout)
+		defer cancel()
+		_, err := rt.store.Delete(ctx, rj.Name, rj.Revision, "cronlock (after_run: delete)")
+		log := rt.log.With().Str("job", rj.Name).Uint64("revision", rj.Revision).Logger()
+		switch {
+		case err == nil:
+			log.Info().Str("status", string(r.Status)).Msg("one-off run done: its definition is deleted (after_run: delete); its history stays")
+		case errors.Is(err, jobstore.ErrRevision), errors.Is(err, jobstore.ErrNotFound):
+			log.Info().Err(err).Msg("one-off run done: its definition changed or went meanwhile, and is left as it is")
+		default:
+			log.Warn().Err(err).Msg("one-off run done, but its definition could not be deleted; it stays, with no next run")
+		}
+	}()
+}
+
+// runtimeCaughtUp reports whether the runtime jobs stored at the start are
+// scheduled (true without runtime jobs): until then the replica is not
+// ready, so that a rolling update does not stop an old replica before the
+// new one schedules them.
+func (d *Daemon) runtimeCaughtUp() bool {
+	d.mu.Lock()
+	r := d.runtime
+	d.mu.Unlock()
+	return r == nil || r.caughtUp.Load()
 }
 
 // runtimeJob reports whether name is a scheduled runtime job.
@@ -159,17 +218,17 @@ func (r *runtimeJobs) heard(key string, rev uint64, _ time.Time, h nats.Header, 
 
 // parse validates a stored definition against cfg.
 func (r *runtimeJobs) parse(cfg *config.Config, st jobstore.Stored) (config.Job, error) {
-	defs, err := cfg.ParseDefinitions(fmt.Sprintf("runtime job %s revision %d", st.Name, st.Revision), st.Definition)
+	j, err := cfg.DecodeDefinition("runtime job "+st.Name+" revision "+strconv.FormatUint(st.Revision, 10), st.Definition)
 	switch {
 	case err != nil:
 		return config.Job{}, err
-	case len(defs) != 1 || defs[0].Job.Name != st.Name:
+	case j.Name != st.Name:
 		return config.Job{}, fmt.Errorf("runtime job %s revision %d: the definition must be one job named %q", st.Name, st.Revision, st.Name)
 	}
 	if _, err := configJob(cfg, st.Name); err == nil {
 		return config.Job{}, fmt.Errorf("runtime job %s revision %d: a job of the configuration file has that name", st.Name, st.Revision)
 	}
-	return defs[0].Job, nil
+	return j, nil
 }
 
 // schedule adds j, replacing the version scheduled. Call with d.mu held.

@@ -76,6 +76,9 @@ type decoder struct {
 	// jobs of a large file share a few thousand (a job.Schedule is
 	// immutable), and parsing each was a tenth of the file's time.
 	schedules map[scheduleKey]job.Schedule
+	// runtime: the data are runtime job definitions (ParseDefinitions),
+	// which may do what a file job may not (after_run: delete).
+	runtime bool
 }
 
 type scheduleKey struct {

@@ -23,8 +23,27 @@ import (
 // Errors are *FieldError joined as Parse's; a single definition's fields
 // are named as written ("schedule"), a list's as "jobs[2].schedule".
 func (c *Config) ParseDefinitions(filename string, data []byte) ([]Definition, error) {
+	return c.parseDefinitions(filename, data, true)
+}
+
+// DecodeDefinition is ParseDefinitions for data that must be one
+// definition, without its JSON text (the caller has it: a stored value):
+// what each replica does for each definition it follows, 100,000 of them
+// at a start-up, where writing the JSON again was a third of the cost.
+func (c *Config) DecodeDefinition(filename string, data []byte) (Job, error) {
+	defs, err := c.parseDefinitions(filename, data, false)
+	switch {
+	case err != nil:
+		return Job{}, err
+	case len(defs) != 1:
+		return Job{}, &FieldError{File: filename, Line: 1, Msg: "want one job definition, not a jobs: list"}
+	}
+	return defs[0].Job, nil
+}
+
+func (c *Config) parseDefinitions(filename string, data []byte, withJSON bool) ([]Definition, error) {
 	d := newDecoder(filename, data)
-	d.whole = true
+	d.whole, d.runtime = true, true
 	jobs, nodes, single := d.decodeDefinitions()
 	if jobs != nil {
 		cc := *c
@@ -43,6 +62,10 @@ func (c *Config) ParseDefinitions(filename string, data []byte) ([]Definition, e
 	}
 	out := make([]Definition, len(jobs))
 	for i := range jobs {
+		out[i].Job = jobs[i]
+		if !withJSON {
+			continue
+		}
 		var v map[string]any
 		if err := yaml.NodeToValue(nodes[i], &v); err != nil {
 			return nil, &FieldError{File: filename, Line: jobs[i].Line, Msg: err.Error()}

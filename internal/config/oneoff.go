@@ -57,8 +57,19 @@ func (d *decoder) validateOneOff(j *Job, p string) (s job.Schedule, handled bool
 	return sched, true
 }
 
-// checkAfterRun checks a file job's after_run: absent or keep.
+// checkAfterRun checks a one-off's after_run: for a file job absent or
+// keep; a runtime definition may also delete, its default.
 func (d *decoder) checkAfterRun(j *Job, key string) bool {
+	switch {
+	case d.runtime && j.AfterRun == "":
+		j.AfterRun = AfterRunDelete
+		return true
+	case d.runtime && (j.AfterRun == AfterRunKeep || j.AfterRun == AfterRunDelete):
+		return true
+	case d.runtime:
+		d.check(true, key, nil, "unknown value %s; use keep or delete", quote(j.AfterRun))
+		return false
+	}
 	switch j.AfterRun {
 	case "", AfterRunKeep:
 		return true

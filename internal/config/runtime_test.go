@@ -102,3 +102,23 @@ func TestFileJobKinds(t *testing.T) {
 		}
 	}
 }
+
+// A runtime one-off deletes its definition after its run unless it says
+// keep; a file job may only keep.
+func TestRuntimeOneOffAfterRun(t *testing.T) {
+	t.Parallel()
+	cfg := loadRuntime(t, "")
+	for def, want := range map[string]string{
+		`{"name": "x", "at": "2030-12-24T18:00:00+01:00", "kind": "report"}`:                      config.AfterRunDelete,
+		`{"name": "x", "at": "2030-12-24T18:00:00+01:00", "kind": "report", "after_run": "keep"}`: config.AfterRunKeep,
+	} {
+		j, err := cfg.DecodeDefinition("-", []byte(def))
+		if err != nil || j.AfterRun != want {
+			t.Errorf("%s: after_run %q, %v; want %q", def, j.AfterRun, err, want)
+		}
+	}
+	if _, err := cfg.DecodeDefinition("-", []byte(`{"name": "x", "at": "2030-12-24T18:00:00+01:00", "kind": "report", "after_run": "drop"}`)); err == nil ||
+		!strings.Contains(err.Error(), "after_run: unknown value \"drop\"; use keep or delete") {
+		t.Errorf("bad after_run: %v", err)
+	}
+}

@@ -27,7 +27,14 @@ type Follower struct {
 	cons   jetstream.Consumer
 	cc     jetstream.ConsumeContext
 	once   sync.Once
+	// caughtUp is closed once the messages present at the start were
+	// delivered (however long that takes; Start waits a short bound).
+	caughtUp chan struct{}
 }
+
+// CaughtUp is closed once the handler has seen the messages that were in
+// the stream when the follow started.
+func (f *Follower) CaughtUp() <-chan struct{} { return f.caughtUp }
 
 // catchUpWait bounds how long Start waits for the messages that were in the
 // stream when it started. Following is an optimisation for its users, so a
@@ -89,7 +96,7 @@ func start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter s
 	if err != nil {
 		return nil, err
 	}
-	f := &Follower{stream: stream, nc: nc, cons: cons, cc: cc}
+	f := &Follower{stream: stream, nc: nc, cons: cons, cc: cc, caughtUp: caughtUp}
 	// Nothing to catch up with: no message will say so.
 	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 && info.Delivered.Stream == 0 {
 		done()
