@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
