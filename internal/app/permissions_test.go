@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cronlock/cronlock/internal/app"
+	"github.com/cronlock/cronlock/internal/jobstore"
 	"github.com/cronlock/cronlock/internal/natstest"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
@@ -235,6 +236,74 @@ func TestLeastPrivilegeDeployment(t *testing.T) {
 		t.Errorf("Replicas = %v, %v; want the daemon", reps, err)
 	}
 	cl.Close()
+	stop()
+	noViolations(t, logs)
+}
+
+// runtimeJobsSubjects are the publish subjects that PERMISSIONS.md adds for
+// runtime jobs (the bucket cronlock_jobs): the same as each other bucket's.
+var runtimeJobsSubjects = []string{
+	"$KV.cronlock_jobs.>", "$JS.API.STREAM.INFO.KV_cronlock_jobs", "$JS.API.DIRECT.GET.KV_cronlock_jobs.>",
+	"$JS.API.CONSUMER.CREATE.KV_cronlock_jobs.>", "$JS.API.CONSUMER.MSG.NEXT.KV_cronlock_jobs.>",
+	"$JS.API.CONSUMER.DELETE.KV_cronlock_jobs.>",
+}
+
+// TestLeastPrivilegeRuntimeJobs: with the runtime jobs bucket's subjects
+// (PERMISSIONS.md), the restricted user runs a runtime job and puts, reads,
+// lists, deletes and reads the revisions of definitions.
+func TestLeastPrivilegeRuntimeJobs(t *testing.T) {
+	t.Parallel()
+	if doc, err := os.ReadFile("PERMISSIONS.md"); err != nil || !strings.Contains(string(doc), strings.Join(runtimeJobsSubjects, "`, `")) {
+		t.Fatalf("PERMISSIONS.md does not list the runtime jobs' subjects as %q (%v)", strings.Join(runtimeJobsSubjects, "`, `"), err)
+	}
+	url := restrictedServer(t, runtimeJobsSubjects...)
+	_, adminJS := natstest.Connect(t, url, nats.UserInfo("admin", "admin-pw"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := lock.New(ctx, adminJS, lock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scheduler.New(ctx, adminJS, l, scheduler.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := jobstore.Open(ctx, adminJS, "cronlock_jobs", 1); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+nats: {url: %s, user: cronlock, password: cronlock-pw}
+lock: {lease: 2s, renew: 500ms}
+http: {listen: ""}
+runtime_jobs: {enabled: true}
+kinds: [{name: k, shell: 'echo "$CRONLOCK_PAYLOAD" >> %s'}]
+`, url, yamlQuote(out)))
+	logs := &testlog.Buffer{}
+	_, stop := startDaemon(t, cfg, logs)
+	_, js := natstest.Connect(t, url, nats.UserInfo("cronlock", "cronlock-pw"))
+	store, err := app.OpenJobStore(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := store.Put(ctx, "rt", []byte(`{"name":"rt","schedule":"* * * * * *","kind":"k","payload":{"a":1}}`), 0, "test")
+	if err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	waitFor(t, 20*time.Second, "a run of the runtime job", func() bool { return len(lines(t, out)) >= 1 })
+	if _, err := store.Get(ctx, "rt"); err != nil {
+		t.Errorf("Get: %v", err)
+	}
+	if names, err := store.Names(ctx); err != nil || len(names) != 1 {
+		t.Errorf("Names = %v, %v", names, err)
+	}
+	if _, err := store.Delete(ctx, "rt", rev, "test"); err != nil {
+		t.Errorf("Delete: %v", err)
+	}
+	if revs, err := store.Revisions(ctx, "rt"); err != nil || len(revs) != 2 {
+		t.Errorf("Revisions = %v, %v", revs, err)
+	}
 	stop()
 	noViolations(t, logs)
 }
