@@ -25,11 +25,11 @@ import (
 func (s *Scheduler) startLoop(e *entry) {
 	q := s.timers
 	q.mu.Lock()
-	if q.closed || e.slot.stopped || e.slot.busy {
+	if q.closed || e.slot.stopped || e.slot.busy || e.slot.started {
 		q.mu.Unlock()
 		return
 	}
-	e.slot.busy = true
+	e.slot.busy, e.slot.started = true, true
 	q.mu.Unlock()
 	first := func() { s.catchUp(e, ReasonNoReplica) }
 	if e.job.StartingDeadline <= 0 {

@@ -44,6 +44,10 @@ type slot struct {
 	kind    wakeKind
 	busy    bool // a goroutine is working on it
 	stopped bool // removed, or the scheduler is shutting down
+	// started: startLoop has run for it. Add while Run starts (a runtime
+	// job's follow) and Run's own start of every job could both start one
+	// entry, which then had two goroutines working it.
+	started bool
 	// rerunPending: a rerun was offered while the job was busy (or not
 	// yet started); it is taken when the work in hand is done.
 	rerunPending bool

@@ -207,7 +207,7 @@ func TestJobsDaemon(t *testing.T) {
 	t.Parallel()
 	e := newJobsEnv(t, "{enabled: true}")
 	d := startDaemon(t, e.dir, e.cfg)
-	d.waitOutput("following the runtime jobs", 20*time.Second)
+	d.waitOutput("runtime jobs scheduled; following the bucket", 20*time.Second)
 	put := exec.Command(binary(t), "jobs", "put", "-c", e.cfg)
 	put.Env = quickExit
 	put.Stdin = strings.NewReader(`{"name": "tick", "schedule": "* * * * * *", "kind": "echo", "payload": {"tenant": "acme"}}`)
