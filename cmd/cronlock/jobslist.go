@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -87,22 +86,7 @@ func (c *cli) jobsList(ctx context.Context, args []string) error {
 // getAll reads the definitions of names, getInFlight at a time, in that
 // order; one deleted since the listing is left out.
 func getAll(ctx context.Context, store jobStore, names []string) ([]jobstore.Stored, error) {
-	got := make([]jobstore.Stored, len(names))
-	errs := make([]error, len(names))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(getInFlight, len(names)) {
-		wg.Go(func() {
-			for i := range next {
-				got[i], errs[i] = store.Get(ctx, names[i])
-			}
-		})
-	}
-	for i := range names {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	got, errs := store.GetMany(ctx, names, getInFlight)
 	out := got[:0]
 	for i, st := range got {
 		switch {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/jobstore"
@@ -54,7 +53,7 @@ func (c *Client) LoadRuntimeJobs(ctx context.Context, names ...string) error {
 			want = append(want, name)
 		}
 	}
-	got, errs := getDefinitions(ctx, store, want)
+	got, errs := store.GetMany(ctx, want, getInFlight)
 	rt := &clientRuntime{jobs: map[string]config.Job{}, bad: map[string]string{}}
 	for i, name := range want {
 		switch err := errs[i]; {
@@ -74,27 +73,6 @@ func (c *Client) LoadRuntimeJobs(ctx context.Context, names ...string) error {
 // getInFlight is how many definitions LoadRuntimeJobs reads at once: one
 // round trip at a time would take most of a minute for 100,000.
 const getInFlight = 32
-
-// getDefinitions reads the definitions of names, getInFlight at a time.
-func getDefinitions(ctx context.Context, store *jobstore.Store, names []string) ([]jobstore.Stored, []error) {
-	got := make([]jobstore.Stored, len(names))
-	errs := make([]error, len(names))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(getInFlight, len(names)) {
-		wg.Go(func() {
-			for i := range next {
-				got[i], errs[i] = store.Get(ctx, names[i])
-			}
-		})
-	}
-	for i := range names {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return got, errs
-}
 
 // add parses st as the daemon does (internal/app/runtimejobs.go).
 func (rt *clientRuntime) add(cfg *config.Config, st jobstore.Stored) {

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -313,18 +314,8 @@ func (r *runtimeJobs) list() []*runtimeJob {
 		out = append(out, j)
 	}
 	r.mu.Unlock()
-	slices.SortFunc(out, func(a, b *runtimeJob) int { return cmpName(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *runtimeJob) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-func cmpName(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // stored is how many definitions the bucket holds as this replica saw

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -218,4 +219,27 @@ func (s *Store) Revisions(ctx context.Context, name string) ([]Revision, error) 
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// GetMany reads the definitions of names, inFlight at a time (one round
+// trip at a time would take most of a minute for 100,000), and returns
+// each one's result in the order of names.
+func (s *Store) GetMany(ctx context.Context, names []string, inFlight int) ([]Stored, []error) {
+	got := make([]Stored, len(names))
+	errs := make([]error, len(names))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(max(inFlight, 1), len(names)) {
+		wg.Go(func() {
+			for i := range next {
+				got[i], errs[i] = s.Get(ctx, names[i])
+			}
+		})
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return got, errs
 }
