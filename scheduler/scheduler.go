@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -298,26 +299,35 @@ func (s *Scheduler) Jobs() []Status {
 	entries := s.entries()
 	out := make([]Status, 0, len(entries))
 	for _, e := range entries {
-		e.mu.Lock()
-		st := Status{Name: e.job.Name, Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
-			Suspended: e.job.Suspended || s.claims.suspended(e.job.Name)}
-		if e.last != nil {
-			r := *e.last
-			st.LastRun = &r
-		}
-		e.mu.Unlock()
-		out = append(out, st)
+		out = append(out, s.status(e))
 	}
-	slices.SortFunc(out, func(a, b Status) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// Job returns the registered job name as Jobs shows it, and whether there
+// is one: for one job, without building every job's status (100,000 of
+// them for a page of one job).
+func (s *Scheduler) Job(name string) (Status, bool) {
+	s.mu.Lock()
+	e, ok := s.jobs[name]
+	s.mu.Unlock()
+	if !ok {
+		return Status{}, false
+	}
+	return s.status(e), true
+}
+
+func (s *Scheduler) status(e *entry) Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := Status{Name: e.job.Name, Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
+		Suspended: e.job.Suspended || s.claims.suspended(e.job.Name)}
+	if e.last != nil {
+		r := *e.last
+		st.LastRun = &r
+	}
+	return st
 }
 
 // History returns the job's recent runs, newest first, as recorded by every

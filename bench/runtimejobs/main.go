@@ -55,6 +55,7 @@ func run() error {
 	n := flag.Int("replicas", 3, "replicas")
 	changes := flag.Int("changes", 200, "puts (and as many deletes) whose propagation is measured")
 	preload := flag.Int("preload", 0, "runtime jobs put before the replicas start")
+	settle := flag.Duration("settle", 15*time.Second, "wait after every replica is ready before reading their memory")
 	flag.Parse()
 	if *bin == "" {
 		return errors.New("-bin is required")
@@ -95,6 +96,7 @@ func run() error {
 		}
 	}
 	fmt.Printf("replicas=%d preloaded=%d ready_all=%.2fs\n", *n, *preload, time.Since(started).Seconds())
+	time.Sleep(*settle)
 	for i, r := range b.replicas {
 		fmt.Printf("replica %d: rss=%dMB\n", i, rssMB(r.cmd.Process.Pid))
 	}
@@ -108,7 +110,7 @@ func (b *bench) config(i int) string {
 nats: {url: %s}
 lock: {owner: r%d}
 http: {listen: "127.0.0.1:0", admin_token: %s}
-log: {level: warn}
+log: {level: info}
 config_watch: false
 runtime_jobs: {enabled: true}
 kinds: [{name: k, command: ["true"]}]

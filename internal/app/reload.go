@@ -70,7 +70,7 @@ func (d *Daemon) Reload() error {
 	cfg.Notify = next.Notify
 	cfg.Kinds = next.Kinds
 	d.cfg = &cfg
-	d.runtime.apply(runtimeJobs) // as next's kinds make them
+	d.runtime.apply(d.cfg, runtimeJobs) // as next's kinds make them
 	d.triggers.sync(d.conn.Load().NC, d.cfg)
 	if err := d.notifier.SetTargets(cfg.NotifyTargets()); err != nil {
 		c.errs = append(c.errs, fmt.Errorf("notify: %w", err))

@@ -195,7 +195,8 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 	if err != nil {
 		return web.JobDetail{}, err
 	}
-	j, shared, err := s.job(ctx, st, cj, schedStatuses(st.sched)[name])
+	ss, _ := st.sched.Job(name)
+	j, shared, err := s.job(ctx, st, cj, ss)
 	if err != nil {
 		return web.JobDetail{}, err
 	}
