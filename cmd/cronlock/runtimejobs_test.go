@@ -190,6 +190,16 @@ func TestRuntimeJobsList(t *testing.T) {
 	if strings.Join(names, ",") != "a,b,c" {
 		t.Errorf("paged runtime jobs = %v, want a,b,c", names)
 	}
+
+	// A one-off past its instant (kept) has no next run and says it ended.
+	def := `{"name": "past", "at": "2026-01-02T03:04:05Z", "after_run": "keep", "kind": "append"}`
+	if code, body, _ := request(t, "PUT", base+"/api/jobs/past", runtimeToken, def, nil); code != 200 {
+		t.Fatalf("PUT past = %d %s", code, body)
+	}
+	waitFor(t, 10*time.Second, "the past one-off shown as ended", func() bool {
+		code, body := fetch(base + "/api/jobs/past")
+		return code == 200 && strings.Contains(body, `"ended": "2026-01-02T03:04:05Z"`) && !strings.Contains(body, `"next"`)
+	})
 }
 
 // A runtime one-off (at) on two replicas runs once, then its definition is

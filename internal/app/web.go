@@ -171,6 +171,9 @@ func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss sche
 	if !j.Suspended {
 		j.Next = ss.Next.UTC()
 	}
+	if t := cj.Timing(); ss.Next.IsZero() && t.Ended(time.Now()) {
+		j.Ended = t.End().UTC()
+	}
 	if len(shared.Runs) > 0 {
 		last := shared.Runs[0]
 		j.LastStatus, j.LastStart, j.LastEnd = string(last.Status), last.Start, last.End

@@ -58,6 +58,7 @@ func testListsJobs(t *testing.T, b *webtest.Browser) {
 	b.WaitText(`#replicas tr[data-owner="replica-b"] .offset`, "+0.012s", pageWait)
 	b.WaitText("#updated", "live · updated", pageWait) // the script polled at least once
 	b.WaitText(`#jobs tr[data-job="report"] .schedule`, "@hourly UTC · runtime", pageWait)
+	b.WaitText(`#jobs tr[data-job="evil"] .next`, "ended 2026-11-30 11:00:00Z", pageWait)
 	if s := webtest.Eval[string](b, `document.querySelector('#jobs tr[data-job="backup"] .schedule').textContent`); strings.Contains(s, "runtime") {
 		t.Errorf("a file job's schedule cell says %q", s)
 	}

@@ -48,7 +48,10 @@ type Job struct {
 	Timezone string `json:"timezone"`
 	// Next is the next scheduled tick; absent when there is none (suspended,
 	// or a schedule that never fires again).
-	Next      time.Time `json:"next,omitzero"`
+	Next time.Time `json:"next,omitzero"`
+	// Ended is set for a job that will not tick again because its end_at,
+	// or a one-off's at, has passed: that instant. Absent otherwise.
+	Ended     time.Time `json:"ended,omitzero"`
 	Suspended bool      `json:"suspended"`
 	// LastStatus is the status of the newest run ("" when it never ran):
 	// running, succeeded, failed, timeout, lost, cancelled, missed, abandoned.

@@ -163,7 +163,7 @@ func fixture() *memSource {
 		Runs: []web.Run{{Tick: base, Status: "running", Attempts: 1, Start: base, Owner: "replica-b", Token: 12}},
 	})
 	m.put(web.JobDetail{
-		Job: web.Job{Name: "evil", Schedule: "@daily", Timezone: "UTC", LastStatus: "failed",
+		Job: web.Job{Name: "evil", Schedule: "@daily", Timezone: "UTC", LastStatus: "failed", Ended: base.Add(-time.Hour),
 			LastStart: base, LastEnd: base.Add(time.Second), LastDurationSeconds: 1},
 		Runs: []web.Run{{Tick: base, Status: "failed", Attempts: 1, Start: base, End: base.Add(time.Second),
 			DurationSeconds: 1, ExitCode: &exit3, Output: xssPayload + "\n", Error: xssPayload,

@@ -37,6 +37,13 @@
     return fmtTime(s) + " (in " + fmtSeconds(d) + ")";
   }
 
+  // nextCell is a job's next run: none while suspended, "ended" past its
+  // end_at (or a one-off's at).
+  function nextCell(j) {
+    if (j.ended) { return el("span", { "class": "ended", text: "ended " + fmtTime(j.ended) }); }
+    return j.suspended ? NONE : fmtNext(j.next);
+  }
+
   function fmtToken(t) { return t ? String(t) : NONE; }
 
   function fmtOffset(o) {
@@ -106,7 +113,7 @@
     var tr = el("tr", { "data-job": j.name },
       td("name", "Job", el("a", { href: "/jobs/" + encodeURIComponent(j.name), text: j.name })),
       td("schedule", "Schedule", el("code", { text: j.schedule }), " ", muted(j.timezone), sourceNote(j)),
-      td("next", "Next run", j.suspended ? NONE : fmtNext(j.next)),
+      td("next", "Next run", nextCell(j)),
       td("status", "Last status", jobStatus(j)),
       td("last", "Last run", fmtTime(j.last_start)),
       td("duration", "Duration", fmtSeconds(j.last_duration_seconds)),
@@ -176,7 +183,7 @@
       fact(sum, "Defined", "source", d.source === "runtime"
         ? el("span", null, "at run time ", muted("revision " + d.revision))
         : el("span", { text: "in the configuration file" }));
-      fact(sum, "Next run", "next", d.suspended ? NONE : fmtNext(d.next));
+      fact(sum, "Next run", "next", nextCell(d));
       fact(sum, "Last status", "status", jobStatus(d));
       fact(sum, "Suspended", "suspended", suspendedCell(d.suspended));
     }
