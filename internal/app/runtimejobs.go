@@ -204,6 +204,9 @@ func (r *runtimeJobs) stop() {
 func (r *runtimeJobs) heard(key string, rev uint64, _ time.Time, h nats.Header, value []byte) {
 	r.d.mu.Lock()
 	defer r.d.mu.Unlock()
+	if r.d.schedCtx.Err() != nil {
+		return // shutting down: the scheduler takes no job any more
+	}
 	if kv.IsFree(h) {
 		r.remove(key)
 		return
