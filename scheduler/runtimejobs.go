@@ -35,6 +35,11 @@ type RuntimeJob struct {
 	// is not applied here): delete it when done with it.
 	At       time.Time `json:"at,omitzero"`
 	Timezone string    `json:"timezone,omitempty"`
+	// ExcludeDates ("YYYY-MM-DD" in Timezone), StartAt and EndAt are
+	// job.Calendar's, with a Schedule or Schedules.
+	ExcludeDates []string  `json:"exclude_dates,omitempty"`
+	StartAt      time.Time `json:"start_at,omitzero"`
+	EndAt        time.Time `json:"end_at,omitzero"`
 	// Kind names the function the job runs (Kinds); Payload, a JSON
 	// object of at most MaxPayload bytes, is what it runs on
 	// (job.Payload in the run's context).
@@ -242,14 +247,29 @@ func (j RuntimeJob) jobFor(run func(context.Context) error) (job.Job, error) {
 		StartingDeadline: time.Duration(j.StartingDeadline), Jitter: time.Duration(j.Jitter), Suspended: j.Suspended,
 		Run: func(ctx context.Context) error { return run(job.WithPayload(ctx, payload)) },
 	}
-	switch {
-	case !j.At.IsZero():
-		out.Calendar = &job.Calendar{At: j.At}
-	case len(j.Schedules) > 0:
-		out.Calendar = &job.Calendar{Schedules: j.Schedules}
+	if cal, err := j.calendar(); err != nil {
+		return job.Job{}, err
+	} else if cal != nil {
+		out.Calendar = cal
 	}
 	if err := out.Validate(); err != nil {
 		return job.Job{}, err
 	}
 	return out, nil
+}
+
+// calendar is j's job.Calendar, nil when it has only a Schedule.
+func (j RuntimeJob) calendar() (*job.Calendar, error) {
+	if j.At.IsZero() && len(j.Schedules) == 0 && len(j.ExcludeDates) == 0 && j.StartAt.IsZero() && j.EndAt.IsZero() {
+		return nil, nil
+	}
+	cal := &job.Calendar{At: j.At, Schedules: j.Schedules, StartAt: j.StartAt, EndAt: j.EndAt}
+	for i, s := range j.ExcludeDates {
+		d, err := job.ParseDate(s)
+		if err != nil {
+			return nil, fmt.Errorf("runtime job %q: exclude_dates[%d]: %w", j.Name, i, err)
+		}
+		cal.ExcludeDates = append(cal.ExcludeDates, d)
+	}
+	return cal, nil
 }

@@ -117,4 +117,19 @@ func TestFollowRuntimeJobs(t *testing.T) {
 			t.Errorf("a definition of an unknown kind was scheduled")
 		}
 	}
+
+	// The calendar keys: today excluded, the next tick is tomorrow's first.
+	today := time.Now().UTC()
+	if _, err := jobs.Put(ctx, scheduler.RuntimeJob{Name: "cal", Schedule: "* * * * * *", Kind: "k",
+		ExcludeDates: []string{today.Format(time.DateOnly)}}); err != nil {
+		t.Fatal(err)
+	}
+	tomorrow := time.Date(today.Year(), today.Month(), today.Day()+1, 0, 0, 0, 0, time.UTC)
+	waitFor(t, 10*time.Second, "the calendar job scheduled for tomorrow", func() bool {
+		st, ok := r.s.Job("cal")
+		return ok && st.Next.Equal(tomorrow)
+	})
+	if _, err := jobs.Put(ctx, scheduler.RuntimeJob{Name: "bad", Schedule: "@daily", Kind: "k", ExcludeDates: []string{"2026-02-30"}}); err == nil {
+		t.Error("Put of an impossible exclude date succeeded")
+	}
 }
