@@ -50,9 +50,11 @@ type Daemon struct {
 	conn   atomic.Pointer[Conn] // nil until dialled; read by /readyz and /metrics
 	locker *lock.Locker         // set by openScheduler
 	sched  *scheduler.Scheduler // set by openScheduler, under mu
-	// runtime schedules the runtime jobs (nil when not enabled); set by
-	// schedule, under mu.
-	runtime *runtimeJobs
+	// runtime schedules the runtime jobs (nil when not enabled); set once
+	// by schedule. A pointer of its own, not under mu: trigger requests
+	// (served on NATS's goroutine, which must not wait) look jobs up in it
+	// while a reload holds mu.
+	runtime atomic.Pointer[runtimeJobs]
 	reg     *prometheus.Registry
 	reloads *reloadMetrics
 	// reloading serializes Reload, which parses the file without mu: the

@@ -78,9 +78,7 @@ type runtimeJobsCollector struct {
 func (c *runtimeJobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *runtimeJobsCollector) Collect(ch chan<- prometheus.Metric) {
-	c.d.mu.Lock()
-	r := c.d.runtime
-	c.d.mu.Unlock()
+	r := c.d.runtime.Load()
 	if r == nil {
 		return
 	}

@@ -54,10 +54,10 @@ func (d *Daemon) Reload() error {
 		return nil
 	}
 	var runtimeJobs []*runtimeJob
-	if d.runtime != nil {
+	if rt := d.runtime.Load(); rt != nil {
 		// A file job may not take a runtime job's name, and a kind may not
 		// go while runtime jobs run it: the reload is rejected, naming them.
-		if runtimeJobs, err = d.runtime.revalidate(next); err != nil {
+		if runtimeJobs, err = rt.revalidate(next); err != nil {
 			d.reloads.record(err)
 			log.Error().Err(err).Msg("reload rejected: the runtime jobs would not fit it; the previous configuration keeps running")
 			return err
@@ -70,7 +70,7 @@ func (d *Daemon) Reload() error {
 	cfg.Notify = next.Notify
 	cfg.Kinds = next.Kinds
 	d.cfg = &cfg
-	d.runtime.apply(d.cfg, runtimeJobs) // as next's kinds make them
+	d.runtime.Load().apply(d.cfg, runtimeJobs) // as next's kinds make them
 	d.triggers.sync(d.conn.Load().NC, d.cfg)
 	if err := d.notifier.SetTargets(cfg.NotifyTargets()); err != nil {
 		c.errs = append(c.errs, fmt.Errorf("notify: %w", err))

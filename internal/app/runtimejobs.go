@@ -80,25 +80,25 @@ func (d *Daemon) openRuntimeJobs(ctx context.Context, cfg *config.Config) (*runt
 	r := &runtimeJobs{d: d, store: store, log: d.log.With().Str("component", "runtime_jobs").Logger(),
 		maker: NewJobMaker(JobOptionsFor(cfg), d.log), jobs: map[string]*runtimeJob{}, refused: map[string]refusedDef{},
 		fileNames: fileJobNames(cfg)}
-	d.mu.Lock()
-	d.runtime = r // before the follow: its deliveries find it
-	d.mu.Unlock()
+	d.runtime.Store(r) // before the follow: its deliveries find it
 	if r.f, err = store.Bucket().FollowData(ctx, r.heard); err != nil {
-		d.mu.Lock()
-		d.runtime = nil
-		d.mu.Unlock()
+		d.runtime.Store(nil)
 		return nil, fmt.Errorf("follow the runtime jobs' bucket %q: %w", cfg.RuntimeJobs.Bucket, err)
 	}
-	go r.awaitCatchUp(cfg.RuntimeJobs.Bucket)
+	go r.awaitCatchUp(d.schedCtx, cfg.RuntimeJobs.Bucket)
 	return r, nil
 }
 
 // awaitCatchUp notes when the definitions stored at the start are all
 // scheduled: the daemon is ready from then on (Ready), and the memory
 // their decoding took is given back.
-func (r *runtimeJobs) awaitCatchUp(bucket string) {
+func (r *runtimeJobs) awaitCatchUp(ctx context.Context, bucket string) {
 	started := time.Now()
-	<-r.f.CaughtUp()
+	select {
+	case <-r.f.CaughtUp():
+	case <-ctx.Done(): // a shutdown during the catch-up
+		return
+	}
 	r.mu.Lock()
 	n, refused := len(r.jobs), len(r.refused)
 	r.mu.Unlock()
@@ -148,9 +148,7 @@ const afterRunTimeout = 10 * time.Second
 // stays. One that is not deleted (this replica died first) is a one-off
 // past its instant: valid, with no next run, shown as ended.
 func (d *Daemon) afterRun(r scheduler.Run) {
-	d.mu.Lock()
-	rt := d.runtime
-	d.mu.Unlock()
+	rt := d.runtime.Load()
 	rj, ok := rt.job(r.Job)
 	if !ok || r.Manual || !r.Finished() || r.Status == scheduler.StatusInterrupted ||
 		rj.cfg.AfterRun != config.AfterRunDelete || rj.cfg.Cal == nil || !rj.cfg.Cal.At.Equal(r.Tick) {
@@ -177,18 +175,13 @@ func (d *Daemon) afterRun(r scheduler.Run) {
 // ready, so that a rolling update does not stop an old replica before the
 // new one schedules them.
 func (d *Daemon) runtimeCaughtUp() bool {
-	d.mu.Lock()
-	r := d.runtime
-	d.mu.Unlock()
+	r := d.runtime.Load()
 	return r == nil || r.caughtUp.Load()
 }
 
 // runtimeJob reports whether name is a scheduled runtime job.
 func (d *Daemon) runtimeJob(name string) bool {
-	d.mu.Lock()
-	r := d.runtime
-	d.mu.Unlock()
-	_, ok := r.job(name)
+	_, ok := d.runtime.Load().job(name)
 	return ok
 }
 

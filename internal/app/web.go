@@ -70,7 +70,7 @@ func (notReadyError) Is(target error) bool { return target == web.ErrUnavailable
 // start-up while NATS is not up or the buckets are not open.
 func (s *webSource) state(ctx context.Context) (webState, error) {
 	s.d.mu.Lock()
-	st := webState{cfg: s.d.cfg, runtime: s.d.runtime, sched: s.d.sched, locker: s.d.locker}
+	st := webState{cfg: s.d.cfg, runtime: s.d.runtime.Load(), sched: s.d.sched, locker: s.d.locker}
 	s.d.mu.Unlock()
 	if st.sched == nil || s.d.schedCtx.Err() != nil {
 		return webState{}, notReadyError{stage: oneLine(*s.d.stage.Load())}
