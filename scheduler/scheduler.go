@@ -291,6 +291,10 @@ type Status struct {
 	LastRun  *Run      // the last run this replica made, or nil
 	// Suspended: by the job's own setting, or by an operator (shared).
 	Suspended bool
+	// Definition is the job's job.Job.Definition; End its job.Job.End (zero
+	// when it has none).
+	Definition string
+	End        time.Time
 }
 
 // Jobs returns the registered jobs, sorted by name. It does no I/O; for the
@@ -322,7 +326,7 @@ func (s *Scheduler) status(e *entry) Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{Name: e.job.Name, Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
-		Suspended: e.job.Suspended || s.claims.suspended(e.job.Name)}
+		Suspended: e.job.Suspended || s.claims.suspended(e.job.Name), Definition: e.job.Definition, End: e.job.End()}
 	if e.last != nil {
 		r := *e.last
 		st.LastRun = &r

@@ -53,7 +53,7 @@ func (d *Daemon) Reload() error {
 		d.adoptJobs(next, log)
 		return nil
 	}
-	var runtimeJobs []*runtimeJob
+	var runtimeJobs []decoded
 	if rt := d.runtime.Load(); rt != nil {
 		// A file job may not take a runtime job's name, and a kind may not
 		// go while runtime jobs run it: the reload is rejected, naming them.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,12 +54,36 @@ type runtimeJobs struct {
 	refused map[string]refusedDef  // stored but not scheduled
 	// fileNames indexes the file's jobs in effect by name (fileJobNames).
 	fileNames map[string]int
+	// strings are the strings intern shares; under d.mu.
+	strings map[string]string
 }
 
-// runtimeJob is one scheduled runtime job and where it came from.
+// runtimeJob is one scheduled runtime job: its stored definition, with
+// who and when, and the little the replica needs of it besides what the
+// scheduler holds. Not its config.Job (about 430 bytes, 42 MB at 100,000):
+// the page reads the scheduler's view of the job, and a reload that
+// changes a kind decodes the definition again.
 type runtimeJob struct {
-	cfg config.Job
 	jobstore.Stored
+	kind string // the kind it runs
+	// deleteAt is a one-off's instant when it deletes its definition after
+	// its run (after_run: delete); zero otherwise.
+	deleteAt time.Time
+}
+
+// newRuntimeJob is st scheduled as cj.
+func newRuntimeJob(st jobstore.Stored, cj config.Job) *runtimeJob {
+	j := &runtimeJob{Stored: st, kind: cj.Kind}
+	if cj.AfterRun == config.AfterRunDelete && cj.Cal != nil {
+		j.deleteAt = cj.Cal.At
+	}
+	return j
+}
+
+// decoded is a runtime job with the configuration a validation gave it.
+type decoded struct {
+	j  *runtimeJob
+	cj config.Job
 }
 
 // refusedDef is a stored definition this replica does not schedule.
@@ -79,7 +104,7 @@ func (d *Daemon) openRuntimeJobs(ctx context.Context, cfg *config.Config) (*runt
 	}
 	r := &runtimeJobs{d: d, store: store, log: d.log.With().Str("component", "runtime_jobs").Logger(),
 		maker: NewJobMaker(JobOptionsFor(cfg), d.log), jobs: map[string]*runtimeJob{}, refused: map[string]refusedDef{},
-		fileNames: fileJobNames(cfg)}
+		fileNames: fileJobNames(cfg), strings: map[string]string{}}
 	d.runtime.Store(r) // before the follow: its deliveries find it
 	if r.f, err = store.Bucket().FollowData(ctx, r.heard); err != nil {
 		d.runtime.Store(nil)
@@ -151,7 +176,7 @@ func (d *Daemon) afterRun(r scheduler.Run) {
 	rt := d.runtime.Load()
 	rj, ok := rt.job(r.Job)
 	if !ok || r.Manual || !r.Finished() || r.Status == scheduler.StatusInterrupted ||
-		rj.cfg.AfterRun != config.AfterRunDelete || rj.cfg.Cal == nil || !rj.cfg.Cal.At.Equal(r.Tick) {
+		rj.deleteAt.IsZero() || !rj.deleteAt.Equal(r.Tick) {
 		return
 	}
 	go func() {
@@ -217,7 +242,9 @@ func (r *runtimeJobs) heard(key string, rev uint64, _ time.Time, h nats.Header, 
 		r.refuse(key, rev, err.Error())
 		return
 	}
-	r.schedule(&runtimeJob{cfg: cj, Stored: st})
+	st.By = r.intern(st.By)
+	cj.Kind = r.intern(cj.Kind)
+	r.schedule(newRuntimeJob(st, cj), cj, false)
 }
 
 // parse validates a stored definition against cfg, whose file jobs' names
@@ -236,14 +263,16 @@ func (r *runtimeJobs) parse(cfg *config.Config, names map[string]int, st jobstor
 	return j, nil
 }
 
-// schedule adds j, replacing the version scheduled. Call with d.mu held.
-func (r *runtimeJobs) schedule(j *runtimeJob) {
+// schedule adds j as cj, replacing the version scheduled unless its
+// definition is the same (who and when changed, not what runs) and force
+// is false (a reload changed its kind). Call with d.mu held.
+func (r *runtimeJobs) schedule(j *runtimeJob, cj config.Job, force bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.refused, j.Name)
 	if old := r.jobs[j.Name]; old != nil {
-		if sameJob(old.cfg, j.cfg) {
-			r.jobs[j.Name] = j // who and when changed, not what runs
+		if !force && bytes.Equal(old.Definition, j.Definition) {
+			r.jobs[j.Name] = j
 			return
 		}
 		if err := r.d.sched.Remove(j.Name); err != nil && !errors.Is(err, scheduler.ErrUnknownJob) {
@@ -252,7 +281,7 @@ func (r *runtimeJobs) schedule(j *runtimeJob) {
 		}
 		delete(r.jobs, j.Name)
 	}
-	if err := r.d.sched.Add(r.maker.Job(j.cfg)); err != nil {
+	if err := r.d.sched.Add(r.maker.Job(cj)); err != nil {
 		r.refused[j.Name] = refusedDef{rev: j.Revision, why: err.Error()}
 		r.log.Error().Err(err).Str("job", j.Name).Uint64("revision", j.Revision).Msg("cannot schedule the runtime job")
 		return
@@ -287,6 +316,23 @@ func (r *runtimeJobs) refuse(name string, rev uint64, why string) {
 	r.log.Error().Str("job", name).Uint64("revision", rev).Str("error", why).
 		Msg("runtime job not scheduled: its definition does not validate against this replica's configuration")
 }
+
+// intern returns s, or the equal string it returned before: the runtime
+// jobs' authors and kinds are few, their definitions many (100,000 copies
+// of "signup-service" and "report" otherwise). Call with d.mu held.
+func (r *runtimeJobs) intern(s string) string {
+	if v, ok := r.strings[s]; ok {
+		return v
+	}
+	if len(r.strings) < maxInterned {
+		r.strings[s] = s
+	}
+	return s
+}
+
+// maxInterned bounds intern's table: authors are few unless each change
+// names its own.
+const maxInterned = 10_000
 
 // changeLog is the log event of one job's change (see caughtUp).
 func (r *runtimeJobs) changeLog() *zerolog.Event {
@@ -347,24 +393,24 @@ func (r *runtimeJobs) has(name string) bool {
 // changed kind changes what they run) and an error naming each job that
 // next would not accept (its kind deleted, a file job of its name), which
 // rejects the reload. Call with d.mu held.
-func (r *runtimeJobs) revalidate(next *config.Config) ([]*runtimeJob, error) {
+func (r *runtimeJobs) revalidate(next *config.Config) ([]decoded, error) {
 	// allow_commands and the bucket take effect at a restart only: a
 	// reload checks the jobs against the kinds and names it brings, and
-	// decodes them again only when the kinds changed (100,000 of them take
-	// seconds, under d.mu).
+	// decodes again only the jobs whose kind it changes (100,000 of them
+	// take seconds, under d.mu).
 	cur := *next
 	cur.RuntimeJobs = r.d.cfg.RuntimeJobs
 	names := fileJobNames(next)
-	redo := !reflect.DeepEqual(next.Kinds, r.d.cfg.Kinds)
+	changed := changedKinds(r.d.cfg, next)
 	var errs []error
-	var out []*runtimeJob
+	var out []decoded
 	for _, j := range r.list() {
 		if i, ok := names[j.Name]; ok {
 			errs = append(errs, fmt.Errorf("%s:%d: jobs[%d].name: %q is the name of a runtime job (revision %d, by %s); delete it first or rename this job",
 				next.Path, next.Jobs[i].Line, i, j.Name, j.Revision, j.By))
 			continue
 		}
-		if !redo {
+		if !changed[j.kind] {
 			continue
 		}
 		cj, err := r.parse(&cur, names, j.Stored)
@@ -372,9 +418,31 @@ func (r *runtimeJobs) revalidate(next *config.Config) ([]*runtimeJob, error) {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, &runtimeJob{cfg: cj, Stored: j.Stored})
+		out = append(out, decoded{j: newRuntimeJob(j.Stored, cj), cj: cj})
 	}
 	return out, errors.Join(errs...)
+}
+
+// changedKinds names the kinds that a and b define differently (or only
+// one of them defines).
+func changedKinds(a, b *config.Config) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range []*config.Config{a, b} {
+		for _, k := range c.Kinds {
+			ka, kb := a.Kind(k.Name), b.Kind(k.Name)
+			if ka == nil || kb == nil || !sameKind(*ka, *kb) {
+				out[k.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// sameKind reports whether two kinds run the same thing (their lines
+// aside).
+func sameKind(a, b config.Kind) bool {
+	a.Line, b.Line = 0, 0
+	return reflect.DeepEqual(a, b)
 }
 
 // fileJobNames indexes cfg's jobs by name: a runtime job may not take one.
@@ -388,15 +456,15 @@ func fileJobNames(cfg *config.Config) map[string]int {
 
 // apply schedules jobs (from revalidate) as next makes them, and notes
 // next's file job names. Call with d.mu held, d.cfg already next.
-func (r *runtimeJobs) apply(next *config.Config, jobs []*runtimeJob) {
+func (r *runtimeJobs) apply(next *config.Config, jobs []decoded) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	r.fileNames = fileJobNames(next)
 	r.mu.Unlock()
-	for _, j := range jobs {
-		r.schedule(j)
+	for _, d := range jobs {
+		r.schedule(d.j, d.cj, true)
 	}
 }
 

@@ -112,34 +112,73 @@ func (s *webSource) Jobs(ctx context.Context) ([]web.Job, error) {
 	runtime := st.runtime.list()
 	out := make([]web.Job, 0, len(st.cfg.Jobs)+len(runtime))
 	for _, cj := range st.cfg.Jobs {
-		j, _, err := s.job(ctx, st, cj, statuses[cj.Name])
+		j, _, err := s.job(ctx, st, fileView(cj), statuses[cj.Name])
 		if err != nil {
 			return nil, err
 		}
-		j.Source = SourceFile
 		out = append(out, j)
 	}
 	for _, rj := range runtime {
-		j, _, err := s.job(ctx, st, rj.cfg, statuses[rj.Name])
+		ss, ok := statuses[rj.Name]
+		if !ok {
+			continue // removed meanwhile
+		}
+		j, _, err := s.job(ctx, st, runtimeView(ss), ss)
 		if err != nil {
 			return nil, err
 		}
-		j.Source = SourceRuntime
 		out = append(out, j)
 	}
 	return out, nil
 }
 
-// lookup returns the job called name: a file job, else a runtime job (rj
-// set), else an error wrapping web.ErrNotFound.
-func (st webState) lookup(name string) (cj config.Job, rj *runtimeJob, err error) {
-	if cj, err = configJob(st.cfg, name); err == nil {
-		return cj, nil, nil
+// jobView is what a job's row shows of its definition: from the file's
+// config.Job, or for a runtime job from the scheduler's view of it (a
+// runtime job keeps no config.Job).
+type jobView struct {
+	name, spec, source string
+	loc                *time.Location
+	end                time.Time // its end_at or a one-off's at; zero if none
+	// definition is a runtime job's definition hash (job.Job.Definition);
+	// a file job's is computed from file when a claim recorded one.
+	definition string
+	file       *config.Job
+}
+
+func fileView(cj config.Job) jobView {
+	t := cj.Timing()
+	return jobView{name: cj.Name, spec: t.Spec(), source: SourceFile, loc: cj.Location, end: t.End(), file: &cj}
+}
+
+// otherDefinition is recorded, the definition hash of the job's last
+// claim, when it is not v's ("" when it is, or when none was recorded).
+func (v jobView) otherDefinition(recorded string) string {
+	if v.file != nil {
+		return OtherDefinition(*v.file, recorded)
 	}
-	if rj, ok := st.runtime.job(name); ok {
-		return rj.cfg, rj, nil
+	if recorded == "" || recorded == v.definition {
+		return ""
 	}
-	return config.Job{}, nil, err
+	return recorded
+}
+
+func runtimeView(ss scheduler.Status) jobView {
+	return jobView{name: ss.Name, spec: ss.Schedule, source: SourceRuntime, loc: ss.Location, definition: ss.Definition, end: ss.End}
+}
+
+// lookup returns the view of the job called name, a file job or else a
+// runtime job (rj set), with the scheduler's status of it; else an error
+// wrapping web.ErrNotFound.
+func (st webState) lookup(name string) (v jobView, ss scheduler.Status, rj *runtimeJob, err error) {
+	ss, _ = st.sched.Job(name)
+	cj, err := configJob(st.cfg, name)
+	if err == nil {
+		return fileView(cj), ss, nil, nil
+	}
+	if rj, ok := st.runtime.job(name); ok && ss.Name == name {
+		return runtimeView(ss), ss, rj, nil
+	}
+	return jobView{}, ss, nil, err
 }
 
 // schedStatuses indexes the scheduler's view of its jobs by name.
@@ -152,27 +191,28 @@ func schedStatuses(sched *scheduler.Scheduler) map[string]scheduler.Status {
 }
 
 // job builds one job's row and returns its shared state with it.
-func (s *webSource) job(ctx context.Context, st webState, cj config.Job, ss scheduler.Status) (web.Job, scheduler.JobState, error) {
-	shared, err := st.hist.State(ctx, cj.Name)
+func (s *webSource) job(ctx context.Context, st webState, v jobView, ss scheduler.Status) (web.Job, scheduler.JobState, error) {
+	shared, err := st.hist.State(ctx, v.name)
 	var bad *scheduler.CorruptError
 	if err != nil && !errors.As(err, &bad) {
 		return web.Job{}, scheduler.JobState{}, err
 	}
 	j := web.Job{
-		Name:      cj.Name,
-		Schedule:  cj.Timing().Spec(),
-		Timezone:  cj.Location.String(),
+		Name:      v.name,
+		Source:    v.source,
+		Schedule:  v.spec,
+		Timezone:  v.loc.String(),
 		Suspended: ss.Suspended || shared.Suspended != nil,
 	}
 	if bad != nil { // only this job's row says so; the others are whole
 		j.State, j.Error = web.StateCorrupt, bad.Error()
 	}
-	j.OtherDefinition = OtherDefinition(cj, shared.Definition)
+	j.OtherDefinition = v.otherDefinition(shared.Definition)
 	if !j.Suspended {
 		j.Next = ss.Next.UTC()
 	}
-	if t := cj.Timing(); ss.Next.IsZero() && t.Ended(time.Now()) {
-		j.Ended = t.End().UTC()
+	if !v.end.IsZero() && ss.Next.IsZero() && v.end.Before(time.Now()) {
+		j.Ended = v.end.UTC()
 	}
 	if len(shared.Runs) > 0 {
 		last := shared.Runs[0]
@@ -194,19 +234,17 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 	if err != nil {
 		return web.JobDetail{}, err
 	}
-	cj, rj, err := st.lookup(name)
+	v, ss, rj, err := st.lookup(name)
 	if err != nil {
 		return web.JobDetail{}, err
 	}
-	ss, _ := st.sched.Job(name)
-	j, shared, err := s.job(ctx, st, cj, ss)
+	j, shared, err := s.job(ctx, st, v, ss)
 	if err != nil {
 		return web.JobDetail{}, err
 	}
-	j.Source = SourceFile
 	d := web.JobDetail{Job: j, Runs: make([]web.Run, 0, len(shared.Runs))}
 	if rj != nil {
-		d.Source, d.Definition, d.Revision = SourceRuntime, rj.Definition, rj.Revision
+		d.Definition, d.Revision = rj.Definition, rj.Revision
 	}
 	if h := shared.Holder; h != nil {
 		d.Lock = &web.Lock{Owner: h.Owner, Token: h.Token, AcquiredAt: h.AcquiredAt, ExpiresAt: h.ExpiresAt}
@@ -292,7 +330,7 @@ func (s *webSource) known(ctx context.Context, name string) (webState, error) {
 	if err != nil {
 		return webState{}, err
 	}
-	if _, _, err := st.lookup(name); err != nil {
+	if _, _, _, err := st.lookup(name); err != nil {
 		return webState{}, err
 	}
 	return st, nil
