@@ -90,6 +90,9 @@ type decoded struct {
 type refusedDef struct {
 	rev uint64
 	why string
+	// st is the definition, when it could be read: a reload tries it
+	// again (the kind it names may have come).
+	st *jobstore.Stored
 }
 
 // openRuntimeJobs opens the bucket and starts following it, when cfg
@@ -240,6 +243,9 @@ func (r *runtimeJobs) heard(key string, rev uint64, _ time.Time, h nats.Header, 
 	cj, err := r.parse(r.d.cfg, names, st)
 	if err != nil {
 		r.refuse(key, rev, err.Error())
+		r.mu.Lock()
+		r.refused[key] = refusedDef{rev: rev, why: err.Error(), st: &st}
+		r.mu.Unlock()
 		return
 	}
 	st.By = r.intern(st.By)
@@ -404,6 +410,7 @@ func (r *runtimeJobs) revalidate(next *config.Config) ([]decoded, error) {
 	changed := changedKinds(r.d.cfg, next)
 	var errs []error
 	var out []decoded
+	out = append(out, r.retryRefused(&cur, names)...)
 	for _, j := range r.list() {
 		if i, ok := names[j.Name]; ok {
 			errs = append(errs, fmt.Errorf("%s:%d: jobs[%d].name: %q is the name of a runtime job (revision %d, by %s); delete it first or rename this job",
@@ -421,6 +428,27 @@ func (r *runtimeJobs) revalidate(next *config.Config) ([]decoded, error) {
 		out = append(out, decoded{j: newRuntimeJob(j.Stored, cj), cj: cj})
 	}
 	return out, errors.Join(errs...)
+}
+
+// retryRefused decodes the refused definitions again against next: those
+// it now accepts (their kind has come) are returned to be scheduled; the
+// others stay refused, without failing the reload.
+func (r *runtimeJobs) retryRefused(next *config.Config, names map[string]int) []decoded {
+	r.mu.Lock()
+	var sts []jobstore.Stored
+	for _, f := range r.refused {
+		if f.st != nil {
+			sts = append(sts, *f.st)
+		}
+	}
+	r.mu.Unlock()
+	var out []decoded
+	for _, st := range sts {
+		if cj, err := r.parse(next, names, st); err == nil {
+			out = append(out, decoded{j: newRuntimeJob(st, cj), cj: cj})
+		}
+	}
+	return out
 }
 
 // changedKinds names the kinds that a and b define differently (or only

@@ -68,6 +68,20 @@ jobs:
 		t.Fatalf("reload changing the kind's command: %v", err)
 	}
 	waitFor(t, 20*time.Second, "a run with the kind's new command", func() bool { return strings.Contains(readFile(t, out), "new") })
+
+	// A definition whose kind the file lacks waits, refused; the reload
+	// that adds the kind schedules it.
+	if _, err := store.Put(ctx, "later", []byte(`{"name":"later","schedule":"* * * * * *","kind":"k2"}`), 0, "test"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the definition of an unknown kind refused", func() bool {
+		return strings.Contains(logs.String(), `"job":"later"`) && strings.Contains(logs.String(), `unknown kind \"k2\"`)
+	})
+	writeConfig(t, dir, yaml(kind("new")+fmt.Sprintf("  - name: k2\n    shell: 'echo k2 >> %s'\n", out), ""))
+	if err := d.Reload(); err != nil {
+		t.Fatalf("reload adding the kind: %v", err)
+	}
+	waitFor(t, 20*time.Second, "a run of the definition whose kind came", func() bool { return strings.Contains(readFile(t, out), "k2") })
 }
 
 func readFile(t *testing.T, path string) string {
