@@ -383,8 +383,8 @@ func (s *webSource) Trigger(ctx context.Context, name string) error {
 
 // busy is the error for a trigger of a job whose lock is held.
 func busy(name string, h lock.Holder) error {
-	return fmt.Errorf("job %q is running already on %s (token %d): %w; trigger it again once that run ends",
-		name, h.Owner, h.Token, lock.ErrNotAcquired)
+	return busyError{fmt.Errorf("job %q is running already on %s (token %d): %w; trigger it again once that run ends",
+		name, h.Owner, h.Token, lock.ErrNotAcquired)}
 }
 
 // startError is the answer for a manual run that could not start: busy
@@ -396,5 +396,13 @@ func (s *webSource) startError(ctx context.Context, st webState, name string, er
 	if h, herr := st.holder(ctx, name); herr == nil {
 		return busy(name, h)
 	}
-	return fmt.Errorf("job %q is running already on another replica: %w", name, err)
+	return busyError{fmt.Errorf("job %q is running already on another replica: %w", name, err)}
 }
+
+// busyError is a trigger refused because the job runs: a state, not a
+// failure. It matches web.ErrConflict (409, and no error in the log)
+// besides what it wraps (lock.ErrNotAcquired).
+type busyError struct{ err error }
+
+func (e busyError) Error() string   { return e.err.Error() }
+func (e busyError) Unwrap() []error { return []error{e.err, web.ErrConflict} }

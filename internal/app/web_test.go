@@ -339,7 +339,7 @@ func (e *webEnv) testTriggerBusy(t *testing.T) {
 		t.Errorf("the trigger answered after %v: it waited for the run", took)
 	}
 	code, body := post(t, e.b+"/api/jobs/slow/trigger", webToken)
-	if code != http.StatusInternalServerError || !strings.Contains(body, `job \"slow\" is running already on replica-a (token `) {
+	if code != http.StatusConflict || !strings.Contains(body, `job \"slow\" is running already on replica-a (token `) || strings.Contains(body, "conflict") {
 		t.Errorf("second trigger = %d %s", code, body)
 	}
 	if code, body := post(t, e.b+"/api/jobs/nosuch/trigger", webToken); code != http.StatusNotFound {

@@ -106,7 +106,8 @@ func (s *server) apiError(w http.ResponseWriter, r *http.Request, err error) {
 
 // failure is the HTTP status for a Source error: 404 for ErrNotFound, 503
 // (with Retry-After) for ErrUnavailable, whose log line the Source's
-// wrapper (watched) writes once per state, and 500, logged, otherwise.
+// wrapper (watched) writes once per state, 409 for ErrConflict (a trigger
+// of a job that runs), and 500, logged, otherwise.
 func (s *server) failure(w http.ResponseWriter, r *http.Request, err error) int {
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -114,6 +115,8 @@ func (s *server) failure(w http.ResponseWriter, r *http.Request, err error) int 
 	case errors.Is(err, ErrUnavailable):
 		w.Header().Set("Retry-After", retryAfter)
 		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrConflict):
+		return http.StatusConflict // a state, such as a run in progress: nothing failed
 	}
 	s.opts.Logger.Error().Err(err).Str("path", r.URL.Path).Msg("status page: source failed")
 	return http.StatusInternalServerError
