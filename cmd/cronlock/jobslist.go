@@ -30,8 +30,6 @@ Flags:
 const (
 	listDefault = 100
 	listMax     = 10_000
-	// getInFlight is how many definitions list reads at once.
-	getInFlight = 32
 )
 
 // listJSON is the output of jobs list --json: a public format.
@@ -83,10 +81,10 @@ func (c *cli) jobsList(ctx context.Context, args []string) error {
 	return c.writeList(out)
 }
 
-// getAll reads the definitions of names, getInFlight at a time, in that
-// order; one deleted since the listing is left out.
+// getAll reads the definitions of names (GetMany), in that order; one
+// deleted since the listing is left out.
 func getAll(ctx context.Context, store jobStore, names []string) ([]jobstore.Stored, error) {
-	got, errs := store.GetMany(ctx, names, getInFlight)
+	got, errs := store.GetMany(ctx, names)
 	out := got[:0]
 	for i, st := range got {
 		switch {

@@ -53,7 +53,7 @@ func (c *Client) LoadRuntimeJobs(ctx context.Context, names ...string) error {
 			want = append(want, name)
 		}
 	}
-	got, errs := store.GetMany(ctx, want, getInFlight)
+	got, errs := store.GetMany(ctx, want)
 	rt := &clientRuntime{jobs: map[string]config.Job{}, bad: map[string]string{}}
 	for i, name := range want {
 		switch err := errs[i]; {
@@ -70,24 +70,16 @@ func (c *Client) LoadRuntimeJobs(ctx context.Context, names ...string) error {
 	return nil
 }
 
-// getInFlight is how many definitions LoadRuntimeJobs reads at once: one
-// round trip at a time would take most of a minute for 100,000.
-const getInFlight = 32
-
-// add parses st as the daemon does (internal/app/runtimejobs.go).
+// add decodes st as the replicas do (decodeStored); the file's jobs were
+// left out by the caller.
 func (rt *clientRuntime) add(cfg *config.Config, st jobstore.Stored) {
 	rt.order = append(rt.order, st.Name)
-	defs, err := cfg.ParseDefinitions(fmt.Sprintf("runtime job %s revision %d", st.Name, st.Revision), st.Definition)
-	switch {
-	case err != nil:
+	cj, err := decodeStored(cfg, nil, st)
+	if err != nil {
 		rt.bad[st.Name] = err.Error()
-	case len(defs) != 1 || defs[0].Job.Name != st.Name:
-		rt.bad[st.Name] = fmt.Sprintf("the definition must be one job named %q", st.Name)
-	default:
-		rt.jobs[st.Name] = defs[0].Job
-		return
+		cj = config.Job{Name: st.Name}
 	}
-	rt.jobs[st.Name] = config.Job{Name: st.Name}
+	rt.jobs[st.Name] = cj
 }
 
 // findJob is the file's job called name, else the loaded runtime job of

@@ -234,18 +234,15 @@ func (r *runtimeJobs) heard(key string, rev uint64, _ time.Time, h nats.Header, 
 	}
 	st, err := jobstore.Decode(key, rev, value)
 	if err != nil {
-		r.refuse(key, rev, err.Error())
+		r.refuse(key, rev, err.Error(), nil)
 		return
 	}
 	r.mu.Lock()
 	names := r.fileNames
 	r.mu.Unlock()
-	cj, err := r.parse(r.d.cfg, names, st)
+	cj, err := decodeStored(r.d.cfg, names, st)
 	if err != nil {
-		r.refuse(key, rev, err.Error())
-		r.mu.Lock()
-		r.refused[key] = refusedDef{rev: rev, why: err.Error(), st: &st}
-		r.mu.Unlock()
+		r.refuse(key, rev, err.Error(), &st)
 		return
 	}
 	st.By = r.intern(st.By)
@@ -253,9 +250,10 @@ func (r *runtimeJobs) heard(key string, rev uint64, _ time.Time, h nats.Header, 
 	r.schedule(newRuntimeJob(st, cj), cj, false)
 }
 
-// parse validates a stored definition against cfg, whose file jobs' names
-// are names.
-func (r *runtimeJobs) parse(cfg *config.Config, names map[string]int, st jobstore.Stored) (config.Job, error) {
+// decodeStored validates a stored definition against cfg, whose file jobs'
+// names are names (nil: none to check), as every replica, and the
+// operator commands, read it.
+func decodeStored(cfg *config.Config, names map[string]int, st jobstore.Stored) (config.Job, error) {
 	j, err := cfg.DecodeDefinition("runtime job "+st.Name+" revision "+strconv.FormatUint(st.Revision, 10), st.Definition)
 	switch {
 	case err != nil:
@@ -288,7 +286,7 @@ func (r *runtimeJobs) schedule(j *runtimeJob, cj config.Job, force bool) {
 		delete(r.jobs, j.Name)
 	}
 	if err := r.d.sched.Add(r.maker.Job(cj)); err != nil {
-		r.refused[j.Name] = refusedDef{rev: j.Revision, why: err.Error()}
+		r.refused[j.Name] = refusedDef{rev: j.Revision, why: err.Error(), st: &j.Stored}
 		r.log.Error().Err(err).Str("job", j.Name).Uint64("revision", j.Revision).Msg("cannot schedule the runtime job")
 		return
 	}
@@ -312,13 +310,14 @@ func (r *runtimeJobs) remove(name string) {
 	r.changeLog().Str("job", name).Msg("runtime job removed")
 }
 
-// refuse notes a stored definition that is not scheduled, stopping the
-// version scheduled before, if any. Call with d.mu held.
-func (r *runtimeJobs) refuse(name string, rev uint64, why string) {
+// refuse notes a stored definition that is not scheduled (st, when it
+// could be read, for a reload to try again), stopping the version
+// scheduled before, if any. Call with d.mu held.
+func (r *runtimeJobs) refuse(name string, rev uint64, why string, st *jobstore.Stored) {
 	r.remove(name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.refused[name] = refusedDef{rev: rev, why: why}
+	r.refused[name] = refusedDef{rev: rev, why: why, st: st}
 	r.log.Error().Str("job", name).Uint64("revision", rev).Str("error", why).
 		Msg("runtime job not scheduled: its definition does not validate against this replica's configuration")
 }
@@ -420,7 +419,7 @@ func (r *runtimeJobs) revalidate(next *config.Config) ([]decoded, error) {
 		if !changed[j.kind] {
 			continue
 		}
-		cj, err := r.parse(&cur, names, j.Stored)
+		cj, err := decodeStored(&cur, names, j.Stored)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -444,7 +443,7 @@ func (r *runtimeJobs) retryRefused(next *config.Config, names map[string]int) []
 	r.mu.Unlock()
 	var out []decoded
 	for _, st := range sts {
-		if cj, err := r.parse(next, names, st); err == nil {
+		if cj, err := decodeStored(next, names, st); err == nil {
 			out = append(out, decoded{j: newRuntimeJob(st, cj), cj: cj})
 		}
 	}

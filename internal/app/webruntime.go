@@ -40,8 +40,8 @@ func (s *webSource) PutJob(ctx context.Context, name string, body []byte, ifMatc
 	if fj, err := configJob(st.cfg, name); err == nil {
 		return 0, fmt.Errorf("%w: %q is a job of the configuration file (%s:%d); a runtime job cannot take its name", web.ErrConflict, name, st.cfg.Path, fj.Line)
 	}
-	if limit := st.cfg.RuntimeJobs.MaxJobs; !st.runtime.has(name) && st.runtime.stored() >= limit {
-		return 0, fmt.Errorf("%w: the bucket holds %d runtime jobs, the limit runtime_jobs.max_jobs (%d)", web.ErrConflict, st.runtime.stored(), limit)
+	if n, limit := st.runtime.stored(), st.cfg.RuntimeJobs.MaxJobs; !st.runtime.has(name) && n >= limit {
+		return 0, fmt.Errorf("%w: the bucket holds %d runtime jobs, the limit runtime_jobs.max_jobs (%d)", web.ErrConflict, n, limit)
 	}
 	rev, err := st.runtime.store.Put(ctx, name, def.JSON, ifMatch, by)
 	return rev, storeError(name, err)

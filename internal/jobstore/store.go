@@ -221,15 +221,18 @@ func (s *Store) Revisions(ctx context.Context, name string) ([]Revision, error) 
 	return out, nil
 }
 
-// GetMany reads the definitions of names, inFlight at a time (one round
-// trip at a time would take most of a minute for 100,000), and returns
-// each one's result in the order of names.
-func (s *Store) GetMany(ctx context.Context, names []string, inFlight int) ([]Stored, []error) {
+// getInFlight is how many reads GetMany has in flight: one round trip at a
+// time would take most of a minute for 100,000 definitions.
+const getInFlight = 32
+
+// GetMany reads the definitions of names, getInFlight at a time, and
+// returns each one's result in the order of names.
+func (s *Store) GetMany(ctx context.Context, names []string) ([]Stored, []error) {
 	got := make([]Stored, len(names))
 	errs := make([]error, len(names))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(max(inFlight, 1), len(names)) {
+	for range min(getInFlight, len(names)) {
 		wg.Go(func() {
 			for i := range next {
 				got[i], errs[i] = s.Get(ctx, names[i])
