@@ -115,27 +115,16 @@ func (c *Config) NotifyTargets() map[string][]NotifyTarget {
 // leaving an empty, non-nil slice for an empty list: for a job that means
 // "no notifications", not "inherit".
 func (d *decoder) notifyTargets(n ast.Node, path string, v reflect.Value) {
-	seq, ok := n.(*ast.SequenceNode)
-	if !ok {
-		d.typeError(n, path, "a list of notify targets")
-		return
+	out, ok := decodeEntries(d, n, path, "a list of notify targets", "empty notify target; expected a mapping with webhook or command",
+		func(line int) NotifyTarget { return NotifyTarget{Line: line} },
+		func(p string, t *NotifyTarget) {
+			if !d.set[p+".on"] {
+				t.On = slices.Clone(DefaultNotifyOn)
+			}
+		})
+	if ok {
+		v.Set(reflect.ValueOf(out))
 	}
-	out := make([]NotifyTarget, 0, len(seq.Values))
-	for i, el := range seq.Values {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		t := NotifyTarget{Line: entryLine(seq, i)}
-		d.lines[p] = t.Line
-		if isNull(el) {
-			d.problem(t.Line, p, "empty notify target; expected a mapping with webhook or command")
-		} else {
-			d.value(el, p, reflect.ValueOf(&t).Elem())
-		}
-		if !d.set[p+".on"] {
-			t.On = slices.Clone(DefaultNotifyOn)
-		}
-		out = append(out, t)
-	}
-	v.Set(reflect.ValueOf(out))
 }
 
 // validateNotify checks the targets of one notify list at path.

@@ -67,24 +67,40 @@ var (
 
 // kinds decodes the list of kinds into v (a []Kind).
 func (d *decoder) kinds(n ast.Node, path string, v reflect.Value) {
+	out, ok := decodeEntries(d, n, path, "a list of kinds", "empty kind; expected a mapping with name and command or shell",
+		func(line int) Kind { return Kind{Line: line} }, nil)
+	if ok {
+		v.Set(reflect.ValueOf(out))
+	}
+}
+
+// decodeEntries decodes the list n at path into a []T, each entry
+// starting as start(its line) and finished by done (nil: nothing) with its
+// path. what names the list for a type error, empty the error of a null
+// entry. It reports false when n is not a list.
+func decodeEntries[T any](d *decoder, n ast.Node, path, what, empty string, start func(line int) T, done func(p string, t *T)) ([]T, bool) {
 	seq, ok := n.(*ast.SequenceNode)
 	if !ok {
-		d.typeError(n, path, "a list of kinds")
-		return
+		d.typeError(n, path, what)
+		return nil, false
 	}
-	out := make([]Kind, 0, len(seq.Values))
+	out := make([]T, 0, len(seq.Values))
 	for i, el := range seq.Values {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		k := Kind{Line: entryLine(seq, i)}
-		d.lines[p] = k.Line
+		line := entryLine(seq, i)
+		t := start(line)
+		d.lines[p] = line
 		if isNull(el) {
-			d.problem(k.Line, p, "empty kind; expected a mapping with name and command or shell")
+			d.problem(line, p, "%s", empty)
 		} else {
-			d.value(el, p, reflect.ValueOf(&k).Elem())
+			d.value(el, p, reflect.ValueOf(&t).Elem())
 		}
-		out = append(out, k)
+		if done != nil {
+			done(p, &t)
+		}
+		out = append(out, t)
 	}
-	v.Set(reflect.ValueOf(out))
+	return out, true
 }
 
 // payload decodes a mapping (YAML or JSON) into v (a Payload) as JSON.
