@@ -56,6 +56,14 @@ type Job struct {
 	// Suspended jobs start no run at their ticks, whatever the shared
 	// suspension state says; Trigger still runs them.
 	Suspended bool
+	// SuspendAfterFailures, when positive, suspends the job for every
+	// replica (as History.Suspend does) once this many of its runs in a row
+	// have failed (RunStatus.Failed); a success, or a resume, starts the
+	// count again. 0: never.
+	SuspendAfterFailures int
+	// Overlap is what a tick that comes while the job runs does (see
+	// Overlap); the zero value skips it.
+	Overlap Overlap
 	// Definition identifies what Run does, such as a hash of the command
 	// it runs: the scheduler writes it with each claim of the job's ticks
 	// and reports a claim written under another Definition (another
@@ -149,6 +157,12 @@ func (j Job) validate(s Schedule, err error) error {
 	}
 	if j.Retries < 0 {
 		add("retries: must not be negative, got %d", j.Retries)
+	}
+	if j.SuspendAfterFailures < 0 {
+		add("suspendAfterFailures: must not be negative, got %d", j.SuspendAfterFailures)
+	}
+	if j.Overlap < OverlapSkip || j.Overlap > OverlapReplace {
+		add("overlap: unknown policy %v", j.Overlap)
 	}
 	if j.Jitter < 0 {
 		add("jitter: must not be negative, got %v", j.Jitter)

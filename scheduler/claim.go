@@ -57,6 +57,7 @@ func claimChange(req claimRequest, c *claimed) func(*jobState, *hold) bool {
 		st.LastTick = run.Tick
 		st.Rerun = nil // a new tick supersedes an older one's rerun
 		run.Owner, run.Token = h.Owner, h.Token
+		run.Start = h.Since // the run starts once it holds the lock, which it may have waited for
 		c.run = st.add(run)
 		return true
 	}
@@ -177,6 +178,7 @@ func (h *History) record(ctx context.Context, run Run, again *rerun, free string
 		if again != nil && st.LastTick.Equal(again.Tick) {
 			st.Rerun = again
 		}
+		out.SuspendedAfter = suspendAfterFailures(st, out)
 		freed = free != "" && st.Holder != nil && st.Holder.Lease == free
 		if freed {
 			st.Holder = nil
@@ -184,6 +186,21 @@ func (h *History) record(ctx context.Context, run Run, again *rerun, free string
 		return true
 	})
 	return out, freed && err == nil, err
+}
+
+// autoSuspendedBy labels the suspensions SuspendAfterFailures makes.
+const autoSuspendedBy = "cronlock"
+
+// suspendAfterFailures suspends the job in st when r, just recorded, is
+// its r.suspendAfter-th failure in a row and it is not suspended yet, and
+// returns that count (0: nothing done).
+func suspendAfterFailures(st *jobState, r Run) int {
+	if r.suspendAfter <= 0 || !r.Failed() || st.Failures < r.suspendAfter || st.Suspended != nil {
+		return 0
+	}
+	st.Suspended = &Suspension{At: time.Now().UTC(), By: autoSuspendedBy,
+		Note: fmt.Sprintf("suspended after %d consecutive failures", st.Failures)}
+	return st.Failures
 }
 
 // manualChange is the change of a manual run's start, which claims no
@@ -237,7 +254,7 @@ func rerunChange(run Run, now time.Time, gone func(Run) bool, taken **rerun, c *
 		markAbandoned(st, gone)
 		r := run
 		r.Attempts = p.Attempts
-		r.Owner, r.Token = h.Owner, h.Token
+		r.Owner, r.Token, r.Start = h.Owner, h.Token, h.Since
 		*c = claimed{ok: true, run: st.add(r)}
 		return true
 	}

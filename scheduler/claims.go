@@ -51,6 +51,10 @@ type view struct {
 	at     time.Time
 	// token is the highest fencing token the watch has told (tokenHeader).
 	token uint64
+	// cancel is the lease a cancel request is for ("" none).
+	cancel string
+	// queued is the tick waiting for the job's run to end (zero: none).
+	queued time.Time
 }
 
 type claimWait struct {
@@ -84,10 +88,12 @@ func (c *claims) watch(ctx context.Context, h *History, changed func(string, vie
 
 func parseView(hdr nats.Header) view {
 	v := view{suspended: hdr.Get(suspendedHeader) == "1", runningOn: hdr.Values(runningOnHeader),
-		definition: hdr.Get(definitionHeader), holder: hdr.Get(holderHeader)}
+		definition: hdr.Get(definitionHeader), holder: hdr.Get(holderHeader),
+		cancel: hdr.Get(cancelHeader)}
 	v.token, _ = strconv.ParseUint(hdr.Get(tokenHeader), 10, 64)
 	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
 	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(rerunHeader))
+	v.queued, _ = time.Parse(time.RFC3339Nano, hdr.Get(queuedHeader))
 	if sec, err := strconv.ParseInt(hdr.Get(lastSuccessHeader), 10, 64); err == nil {
 		v.lastSuccess = time.Unix(sec, 0)
 	}

@@ -30,9 +30,18 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *h
 		}
 	})
 	defer stop()
+	stopCancel := context.AfterFunc(lease.Cancelled(), func() {
+		var ce *CancelledError
+		if errors.As(context.Cause(lease.Cancelled()), &ce) {
+			cancel(ce)
+		}
+	})
+	defer stopCancel()
+	stopOverlap := s.startOverlap(ctx, e, run.Tick, lease, cancel)
 
 	log.Info().Int("attempt", run.Attempts+1).Msg("run started")
 	err := s.attempts(ctx, e, run, lease)
+	stopOverlap()
 	run.End = s.now()
 	run.Status = runStatus(err, context.Cause(ctx), parent.Err() != nil)
 	if run.Status == StatusLost {
@@ -41,7 +50,12 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *h
 	if err != nil {
 		run.Error = err.Error()
 	}
+	var ce *CancelledError
+	if run.Status == StatusCancelled && errors.As(context.Cause(ctx), &ce) {
+		run.By, run.Reason, run.Error = ce.By, ce.Reason, ce.Error()
+	}
 	again := s.interrupted(e, run)
+	run.suspendAfter = e.job.SuspendAfterFailures
 	lease.settle() // no renewal from here: the result's write frees the lock
 	if !s.finish(*run, again, lease, log) {
 		// NATS failed while the run ended: the ticks that pass until it
@@ -56,7 +70,7 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *h
 // until the job's next tick and at most job.MaxInterruptions times; the
 // last interruption is recorded failed. It returns the rerun to record.
 func (s *Scheduler) interrupted(e *entry, run *Run) *rerun {
-	if e.job.OnInterrupt != job.InterruptRerun || run.Manual ||
+	if e.job.OnInterrupt != job.InterruptRerun || run.Manual || run.By != "" ||
 		(run.Status != StatusCancelled && run.Status != StatusLost) {
 		return nil
 	}
@@ -104,6 +118,8 @@ func runStatus(err, cause error, stopped bool) RunStatus {
 		return StatusSucceeded
 	case errors.Is(cause, lock.ErrLeaseLost):
 		return StatusLost
+	case errors.As(cause, new(*CancelledError)):
+		return StatusCancelled
 	case stopped:
 		return StatusCancelled
 	case errors.Is(err, errTimeout):

@@ -10,13 +10,23 @@ package scheduler
 // Only a delivery after the one of this hold's own write counts: the view
 // before it is of an older revision. A run's result frees the hold after
 // settle, so its delivery finds the hold settled and is not a loss.
+//
+// It also cancels the run when a delivery carries a cancel request for this
+// lease (see cancel.go).
 func (l *heldLock) followRecord() {
 	seen := false // the watch has delivered a write holding this lease
+	asked := false
 	for {
 		changed := l.s.claims.onChange(l.name)
-		switch holder := l.s.claims.holderOf(l.name); {
+		switch holder, cancel := l.s.claims.holderOf(l.name); {
 		case holder == l.id:
 			seen = true
+			if cancel == l.id && !asked {
+				asked = true
+				ce := l.s.requestedCancel(l.name, l.id)
+				l.s.log.Info().Str("job", l.name).Str("owner", l.owner).Uint64("token", l.token).Str("by", ce.By).Str("reason", string(ce.Reason)).Msg("run cancelled on request")
+				l.cancelSoon(ce)
+			}
 		case seen:
 			select {
 			case <-l.stop: // the run ended: its result freed the hold
@@ -36,9 +46,10 @@ func (l *heldLock) followRecord() {
 }
 
 // holderOf is the lease holding the job's lock as the watch delivered it
-// last ("" free or not delivered).
-func (c *claims) holderOf(name string) string {
+// last ("" free or not delivered), and the lease a cancel request is for.
+func (c *claims) holderOf(name string) (holder, cancel string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.views[name].holder
+	v := c.views[name]
+	return v.holder, v.cancel
 }

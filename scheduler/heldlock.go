@@ -39,16 +39,22 @@ type heldLock struct {
 	guard *lock.Lease
 	ctx   context.Context
 	end   context.CancelCauseFunc
+	// cancelled ends, with a *CancelledError, when the record asks this
+	// hold's run to stop (see cancel.go).
+	cancelled  context.Context
+	cancelSoon context.CancelCauseFunc
 }
 
 // newHeldLock starts the hold that written (at rev) records, taken with a
 // write sent at sent.
 func (s *Scheduler) newHeldLock(name string, written jobState, rev uint64, sent time.Time) *heldLock {
 	ctx, end := context.WithCancelCause(context.Background())
+	cctx, cend := context.WithCancelCause(ctx)
 	h := written.Holder
 	l := &heldLock{s: s, name: name, owner: h.Owner, id: h.Lease, token: h.Token, written: written, rev: rev,
 		stop: make(chan struct{}), exited: make(chan struct{}),
-		deadline: s.holds.safeDeadline(sent), moved: make(chan struct{}), ctx: ctx, end: end}
+		deadline: s.holds.safeDeadline(sent), moved: make(chan struct{}), ctx: ctx, end: end,
+		cancelled: cctx, cancelSoon: cend}
 	s.inHand.add(l)
 	go l.keep()
 	go l.followRecord()
@@ -58,6 +64,10 @@ func (s *Scheduler) newHeldLock(name string, written jobState, rev uint64, sent 
 func (l *heldLock) Owner() string            { return l.owner }
 func (l *heldLock) Token() uint64            { return l.token }
 func (l *heldLock) Context() context.Context { return l.ctx }
+
+// Cancelled is done when the record asks the run to stop; its cause is
+// the *CancelledError. (It ends with the hold too, with another cause.)
+func (l *heldLock) Cancelled() context.Context { return l.cancelled }
 
 // Deadline is the local safe deadline and a channel closed when it moves.
 func (l *heldLock) Deadline() (time.Time, <-chan struct{}) {
@@ -133,7 +143,9 @@ func (l *heldLock) renew() error {
 	_, _, err := l.s.history.update(ctx, l.name, nil, 0, func(st *jobState) bool {
 		mine = st.Holder != nil && st.Holder.Lease == l.id
 		if mine {
-			st.Holder.At = l.s.now().UTC()
+			h := *st.Holder // a copy: the state's pointers are shared with the cache's copy
+			h.At = l.s.now().UTC()
+			st.Holder = &h
 		}
 		return mine
 	})

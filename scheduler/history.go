@@ -111,6 +111,9 @@ type JobState struct {
 	// Holder is who holds the job's lock (see Holder), nil while it is
 	// free: the lock is in the same record.
 	Holder *lock.Holder
+	// Failures counts the job's failed runs in a row (since its last
+	// success or resume): see job.Job.SuspendAfterFailures.
+	Failures int
 }
 
 // State returns the job's shared state.
@@ -124,7 +127,7 @@ func (h *History) State(ctx context.Context, name string) (JobState, error) {
 	}
 	slices.Reverse(st.Runs)
 	out := JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure,
-		Definition: st.Definition}
+		Definition: st.Definition, Failures: st.Failures}
 	if st.Holder != nil {
 		hd := h.describe(name, st.Holder)
 		out.Holder = &hd
@@ -185,6 +188,8 @@ func (h *History) put(ctx context.Context, name string, st *jobState, rev uint64
 	if over := len(st.Runs) - h.size; over > 0 {
 		st.Runs = st.Runs[over:]
 	}
+	st.dropStaleCancel()
+	st.dropStaleQueued()
 	data, err := st.appendJSON(make([]byte, 0, 256+256*len(st.Runs))) // outputs live under their own keys
 	if err != nil {
 		return 0, err
@@ -217,6 +222,12 @@ func stateHeader(st *jobState) nats.Header {
 	addRunningOn(hdr, st)
 	if st.Holder != nil {
 		hdr.Set(holderHeader, st.Holder.Lease)
+	}
+	if st.Cancel != nil {
+		hdr.Set(cancelHeader, st.Cancel.Lease)
+	}
+	if !st.Queued.IsZero() {
+		hdr.Set(queuedHeader, st.Queued.UTC().Format(time.RFC3339Nano))
 	}
 	if st.LastToken != 0 {
 		hdr.Set(tokenHeader, strconv.FormatUint(st.LastToken, 10))
@@ -300,17 +311,18 @@ func (h *History) Suspend(ctx context.Context, name, by string, now time.Time) e
 	return err
 }
 
-// Resume lifts a suspension. The ticks that passed while the job was
-// suspended are not caught up.
+// Resume lifts a suspension and starts the count of failures in a row
+// (job.Job.SuspendAfterFailures) again. The ticks that passed while the
+// job was suspended are not caught up.
 func (h *History) Resume(ctx context.Context, name string) error {
 	if err := job.ValidateName(name); err != nil {
 		return err
 	}
 	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
-		if st.Suspended == nil {
+		if st.Suspended == nil && st.Failures == 0 {
 			return false
 		}
-		st.Suspended = nil
+		st.Suspended, st.Failures = nil, 0 // the failures in a row count again from here
 		return true
 	})
 	return err

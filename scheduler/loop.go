@@ -76,9 +76,12 @@ func (s *Scheduler) reschedule(e *entry) func() {
 	defer q.mu.Unlock()
 	switch {
 	case e.slot.stopped || q.closed:
-	case e.slot.rerunPending:
-		e.slot.rerunPending = false
+	case e.slot.pending&offerRerun != 0:
+		e.slot.pending &^= offerRerun
 		return func() { s.rerunTick(e) }
+	case e.slot.pending&offerQueued != 0:
+		e.slot.pending &^= offerQueued
+		return func() { s.runQueued(e) }
 	case !tick.IsZero():
 		e.slot.at, e.slot.kind, e.slot.tick = at.UnixNano(), kind, tick
 		q.push(e)
@@ -129,9 +132,18 @@ func (s *Scheduler) wakeWork(e *entry) func() {
 	}
 }
 
-// offerRerun takes a rerun of e's interrupted tick offered by the watch: at
-// once if e is queued, else once its work in hand is done.
-func (s *Scheduler) offerRerun(e *entry) {
+// offerKind is work the watch offers a job besides its ticks (a set of
+// bits: both can be on offer).
+type offerKind uint8
+
+const (
+	offerRerun  offerKind = 1 << iota // a rerun of an interrupted tick
+	offerQueued                       // a tick queued while the job ran (overlap.go)
+)
+
+// offer takes work the watch offers e: at once if e is queued, else once
+// its work in hand is done.
+func (s *Scheduler) offer(e *entry, kind offerKind) {
 	q := s.timers
 	q.mu.Lock()
 	switch {
@@ -139,14 +151,18 @@ func (s *Scheduler) offerRerun(e *entry) {
 		q.mu.Unlock()
 		return
 	case e.slot.busy || e.slot.index < 0:
-		e.slot.rerunPending = true // one is on offer: taken after the work in hand, or at the start
+		e.slot.pending |= kind // on offer: taken after the work in hand, or at the start
 		q.mu.Unlock()
 		return
 	}
 	q.remove(e)
 	e.slot.busy = true
 	q.mu.Unlock()
-	s.work(e, func() { s.rerunTick(e) })
+	run := s.rerunTick
+	if kind == offerQueued {
+		run = s.runQueued
+	}
+	s.work(e, func() { run(e) })
 }
 
 // stopLoop stops scheduling e; work in hand (a run) finishes.

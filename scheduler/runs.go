@@ -77,6 +77,10 @@ type Run struct {
 	// the first of them.
 	Ticks int    `json:"ticks,omitempty"`
 	Error string `json:"error,omitempty"`
+	// By names who cancelled a cancelled run (History.Cancel), or the
+	// replica whose newer tick replaced it (Reason ReasonReplaced); empty
+	// for a run a shutdown cancelled.
+	By string `json:"by,omitempty"`
 	// ExitCode is the exit status of the run's process (128+signal when a
 	// signal killed it); nil when the run had no process or has not ended.
 	ExitCode *int `json:"exit_code,omitempty"`
@@ -88,15 +92,30 @@ type Run struct {
 	// the first), for notifications ("recovered"), passing over entries of
 	// ticks missed for overlap: they mean the job was slower than its
 	// schedule, which no notification reports, so none may report its end
-	// as a recovery. Not stored.
+	// as a recovery; and over runs cancelled on request, for the same
+	// reason. Not stored.
 	Previous RunStatus `json:"-"`
+
+	// SuspendedAfter is set on the entry whose result suspended the job
+	// (job.Job.SuspendAfterFailures): the count of failures in a row. Not
+	// stored; the "suspended" notification reads it.
+	SuspendedAfter int `json:"-"`
 
 	// interruptions of this run's tick before it (a rerun).
 	interruptions int
+	// suspendAfter is the job's SuspendAfterFailures, for the result's
+	// write.
+	suspendAfter int
 	// definition is the job.Job.Definition that made the run; add keeps it
 	// as the state's.
 	definition string
 }
+
+// cancelledOnRequest reports whether the entry is a run stopped by a
+// cancel request (an operator's, or a newer tick replacing it): a choice,
+// not how the job ran, so no notification reads it as the job's previous
+// status.
+func (r Run) cancelledOnRequest() bool { return r.Status == StatusCancelled && r.By != "" }
 
 // Duration is End − Start, or 0 for a run that has not ended.
 func (r Run) Duration() time.Duration {
@@ -167,12 +186,23 @@ type jobState struct {
 	// LastToken is the fencing token of the last hold taken: the next is
 	// one more (see nextToken).
 	LastToken uint64 `json:"last_token,omitempty"`
+	// Cancel asks the run holding the lock to stop (see cancel.go).
+	Cancel *cancelRequest `json:"cancel,omitempty"`
+	// Failures counts the job's failed runs since its last success (or
+	// resume), for job.Job.SuspendAfterFailures.
+	Failures int `json:"failures,omitempty"`
+	// Queued is a tick that came while the job ran, waiting for the run
+	// to end (job.OverlapQueue, OverlapReplace; see overlap.go).
+	Queued time.Time `json:"queued,omitzero"`
 }
 
 // Suspension records an operator's suspend.
 type Suspension struct {
 	At time.Time `json:"at"`
 	By string    `json:"by,omitempty"`
+	// Note says why, for a suspension cronlock made itself ("suspended
+	// after 3 consecutive failures"); empty for an operator's.
+	Note string `json:"note,omitempty"`
 }
 
 // rerun is an interrupted tick of an InterruptRerun job, to be run again
@@ -202,7 +232,9 @@ func (st *jobState) noteResult(r Run) {
 	switch {
 	case r.Succeeded():
 		st.LastSuccess = r.End
+		st.Failures = 0
 	case r.Failed():
+		st.Failures++
 		at := r.End
 		if at.IsZero() {
 			at = r.Tick
@@ -216,7 +248,7 @@ func (st *jobState) noteResult(r Run) {
 // of the record says nothing of how the job ran).
 func (st *jobState) previous(i int) RunStatus {
 	for j := i - 1; j >= 0; j-- {
-		if r := st.Runs[j]; (r.Status != StatusMissed || r.Reason != ReasonOverlap) && r.Status != StatusAnomaly {
+		if r := st.Runs[j]; (r.Status != StatusMissed || r.Reason != ReasonOverlap) && r.Status != StatusAnomaly && !r.cancelledOnRequest() {
 			return r.Status
 		}
 	}

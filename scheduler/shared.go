@@ -21,11 +21,16 @@ func (s *Scheduler) stateChanged(name string, v view) {
 	if !v.lastFailure.IsZero() {
 		s.m.lastFailure.WithLabelValues(name).Set(float64(v.lastFailure.Unix()))
 	}
+	if !v.queued.IsZero() && v.holder == "" && v.queued.After(v.lastTick) {
+		if e, ok := s.lookup(name); ok {
+			s.offer(e, offerQueued)
+		}
+	}
 	if v.rerun.IsZero() {
 		return
 	}
 	if e, ok := s.lookup(name); ok {
-		s.offerRerun(e)
+		s.offer(e, offerRerun)
 	}
 }
 

@@ -50,6 +50,9 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 		if p.By != "" {
 			b = appendString(append(b, `,"by":`...), p.By)
 		}
+		if p.Note != "" {
+			b = appendString(append(b, `,"note":`...), p.Note)
+		}
 		b = append(b, '}')
 	}
 	if p := st.Rerun; p != nil {
@@ -72,6 +75,23 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 	}
 	if st.LastToken != 0 {
 		b = strconv.AppendUint(append(b, `,"last_token":`...), st.LastToken, 10)
+	}
+	if p := st.Cancel; p != nil {
+		b = appendString(append(b, `,"cancel":{"lease":`...), p.Lease)
+		if p.By != "" {
+			b = appendString(append(b, `,"by":`...), p.By)
+		}
+		b, err = appendNamedTime(b, err, `,"at":`, p.At)
+		if p.Reason != "" {
+			b = appendString(append(b, `,"reason":`...), string(p.Reason))
+		}
+		b = append(b, '}')
+	}
+	if st.Failures != 0 {
+		b = strconv.AppendInt(append(b, `,"failures":`...), int64(st.Failures), 10)
+	}
+	if !st.Queued.IsZero() {
+		b, err = appendNamedTime(b, err, `,"queued":`, st.Queued)
 	}
 	if err != nil {
 		return nil, err
@@ -114,6 +134,9 @@ func (r *Run) appendJSON(b []byte, err error) ([]byte, error) {
 	}
 	if r.Error != "" {
 		b = appendString(append(b, `,"error":`...), r.Error)
+	}
+	if r.By != "" {
+		b = appendString(append(b, `,"by":`...), r.By)
 	}
 	if r.ExitCode != nil {
 		b = strconv.AppendInt(append(b, `,"exit_code":`...), int64(*r.ExitCode), 10)

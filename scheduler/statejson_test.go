@@ -74,7 +74,7 @@ func randomState(rng *rand.Rand) jobState {
 		}
 	}
 	if rng.IntN(3) == 0 {
-		st.Suspended = &Suspension{At: randomTime(rng), By: randomString(rng)}
+		st.Suspended = &Suspension{At: randomTime(rng), By: randomString(rng), Note: randomString(rng)}
 	}
 	if rng.IntN(3) == 0 {
 		st.Rerun = &rerun{Tick: randomTime(rng), Until: randomTime(rng), Attempts: rng.IntN(4) - 1, Interruptions: rng.IntN(3)}
@@ -86,6 +86,11 @@ func randomState(rng *rand.Rand) jobState {
 		st.Holder = &hold{Owner: randomString(rng), Lease: randomString(rng), Token: rng.Uint64(), Since: randomTime(rng), At: randomTime(rng)}
 	}
 	st.LastToken = uint64(rng.IntN(2)) * rng.Uint64()
+	if rng.IntN(2) == 0 {
+		st.Cancel = &cancelRequest{Lease: randomString(rng), By: randomString(rng), At: randomTime(rng), Reason: Reason(randomString(rng))}
+	}
+	st.Failures = rng.IntN(3) * rng.IntN(1000)
+	st.Queued = randomTime(rng)
 	return st
 }
 
@@ -93,7 +98,7 @@ func randomRun(rng *rand.Rand) Run {
 	r := Run{Job: randomString(rng), ID: uint64(rng.IntN(2)) * rng.Uint64(), Tick: randomTime(rng), Manual: rng.IntN(2) == 0,
 		Owner: randomString(rng), Token: uint64(rng.IntN(2)) * rng.Uint64(), Attempts: rng.IntN(3),
 		Start: randomTime(rng), End: randomTime(rng), Status: RunStatus(randomString(rng)), Reason: Reason(randomString(rng)),
-		Ticks: rng.IntN(3) * rng.IntN(100000), Error: randomString(rng), Output: randomString(rng),
+		Ticks: rng.IntN(3) * rng.IntN(100000), Error: randomString(rng), By: randomString(rng), Output: randomString(rng),
 		Previous: RunStatus(randomString(rng)), interruptions: rng.IntN(3)}
 	if rng.IntN(2) == 0 {
 		code := rng.IntN(300) - 20

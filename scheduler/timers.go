@@ -48,9 +48,10 @@ type slot struct {
 	// job's follow) and Run's own start of every job could both start one
 	// entry, which then had two goroutines working it.
 	started bool
-	// rerunPending: a rerun was offered while the job was busy (or not
-	// yet started); it is taken when the work in hand is done.
-	rerunPending bool
+	// pending is the work offered while the job was busy (or not yet
+	// started): a rerun, a queued tick; taken when the work in hand is
+	// done.
+	pending offerKind
 	// last is the last tick tried, so that none is tried twice; only the
 	// goroutine working on the busy entry reads or writes it.
 	last time.Time

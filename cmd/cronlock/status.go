@@ -67,7 +67,10 @@ type statusJSON struct {
 	// has neither.
 	SuspendedAt time.Time `json:"suspended_at,omitzero"`
 	SuspendedBy string    `json:"suspended_by,omitempty"`
-	Runs        []runJSON `json:"runs"`
+	// SuspendedNote says why cronlock suspended the job itself
+	// (suspend_after_failures); absent for an operator's suspension.
+	SuspendedNote string    `json:"suspended_note,omitempty"`
+	Runs          []runJSON `json:"runs"`
 	// State is "corrupt" when the job's shared record cannot be read
 	// (Error says why; runs is then empty): a running replica repairs it
 	// at the job's next tick. Absent otherwise.
@@ -91,6 +94,7 @@ type runJSON struct {
 	DurationSeconds *float64  `json:"duration_seconds,omitempty"`
 	Status          string    `json:"status"`
 	Reason          string    `json:"reason,omitempty"`
+	By              string    `json:"by,omitempty"`
 	Ticks           int       `json:"ticks,omitempty"`
 	Error           *string   `json:"error,omitempty"`
 	ExitCode        exitCode  `json:"exit_code,omitzero"`
@@ -172,7 +176,7 @@ func toStatusJSON(hist []app.JobHistory) []statusJSON {
 		s := statusJSON{Job: h.Job.Name, Source: h.Source, Suspended: h.IsSuspended(), Runs: make([]runJSON, 0, len(h.Runs)),
 			OtherDefinition: h.OtherDefinition}
 		if h.Suspended != nil {
-			s.SuspendedAt, s.SuspendedBy = h.Suspended.At.UTC(), h.Suspended.By
+			s.SuspendedAt, s.SuspendedBy, s.SuspendedNote = h.Suspended.At.UTC(), h.Suspended.By, h.Suspended.Note
 		}
 		if h.Corrupt != "" {
 			s.State, s.Error = stateCorrupt, h.Corrupt
@@ -188,7 +192,7 @@ func toStatusJSON(hist []app.JobHistory) []statusJSON {
 func toRunJSON(r scheduler.Run) runJSON {
 	out := runJSON{
 		Tick: r.Tick.UTC(), Manual: r.Manual, Owner: r.Owner, Token: r.Token,
-		Status: string(r.Status), Reason: string(r.Reason), Ticks: r.Ticks,
+		Status: string(r.Status), Reason: string(r.Reason), By: r.By, Ticks: r.Ticks,
 	}
 	if !r.Start.IsZero() {
 		out.Start = r.Start.UTC()
@@ -272,8 +276,12 @@ func writeSuspensions(b *strings.Builder, hist []app.JobHistory) {
 	for _, h := range hist {
 		switch {
 		case h.Suspended != nil:
+			by := dash(h.Suspended.By)
+			if h.Suspended.Note != "" {
+				by += " (" + h.Suspended.Note + ")"
+			}
 			fmt.Fprintf(b, "\n%s is suspended since %s by %s: 'cronlock resume %s' resumes it",
-				h.Job.Name, h.Suspended.At.UTC().Format(time.RFC3339), dash(h.Suspended.By), h.Job.Name)
+				h.Job.Name, h.Suspended.At.UTC().Format(time.RFC3339), by, h.Job.Name)
 			if h.ConfigSuspended {
 				b.WriteString(" (the configuration suspends it too)")
 			}
@@ -295,6 +303,9 @@ func runTick(r scheduler.Run) string {
 // runStatus is the status, with the reason and tick count of a missed or
 // skipped entry.
 func runStatus(r scheduler.Run) string {
+	if r.By != "" && r.Reason == "" {
+		return fmt.Sprintf("%s (by %s)", r.Status, r.By)
+	}
 	if r.Reason == "" {
 		return string(r.Status)
 	}

@@ -43,6 +43,13 @@ func interruptPolicy(s string) job.Interrupt {
 	return job.InterruptSkip
 }
 
+// overlapPolicy is the job's overlap key as a policy (validated by the
+// configuration: an unknown one is never here).
+func overlapPolicy(s string) job.Overlap {
+	o, _ := job.ParseOverlap(s)
+	return o
+}
+
 // JobOptions are the settings of Job that do not come from the job's own
 // configuration.
 type JobOptions struct {
@@ -95,19 +102,21 @@ func (m JobMaker) Job(cj config.Job) job.Job {
 		run:     m.shared,
 	}
 	return job.Job{
-		Name:             cj.Name,
-		Schedule:         cj.Schedule,
-		Calendar:         cj.Cal,
-		Location:         cj.Location,
-		Timeout:          cj.Timeout.Duration(),
-		Retries:          cj.Retries,
-		RetryBackoff:     cj.RetryBackoff.Duration(),
-		StartingDeadline: cj.StartingDeadline.Duration(),
-		OnInterrupt:      interruptPolicy(cj.OnInterrupt),
-		Jitter:           cj.Jitter.Duration(),
-		Suspended:        cj.Suspended,
-		Definition:       DefinitionHash(cj),
-		Run:              c.Run,
+		Name:                 cj.Name,
+		Schedule:             cj.Schedule,
+		Calendar:             cj.Cal,
+		Location:             cj.Location,
+		Timeout:              cj.Timeout.Duration(),
+		Retries:              cj.Retries,
+		RetryBackoff:         cj.RetryBackoff.Duration(),
+		StartingDeadline:     cj.StartingDeadline.Duration(),
+		OnInterrupt:          interruptPolicy(cj.OnInterrupt),
+		Jitter:               cj.Jitter.Duration(),
+		Suspended:            cj.Suspended,
+		SuspendAfterFailures: cj.SuspendAfterFailures,
+		Overlap:              overlapPolicy(cj.Overlap),
+		Definition:           DefinitionHash(cj),
+		Run:                  c.Run,
 	}
 }
 

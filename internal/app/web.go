@@ -20,6 +20,9 @@ import (
 // history (and so in `cronlock status`).
 const suspendedBy = "web"
 
+// cancelledBy labels a run cancelled from the status page or its API.
+const cancelledBy = "web"
+
 // webSource is the status page's view of the daemon: it implements
 // web.Source over the configuration in effect, the scheduler and the
 // shared history, whose job records hold the jobs' locks. Until NATS is up and the buckets are open,
@@ -266,7 +269,7 @@ func webRun(r scheduler.Run) web.Run {
 	return web.Run{
 		Tick: r.Tick, Status: string(r.Status), Attempts: r.Attempts, Start: r.Start, End: r.End,
 		DurationSeconds: r.Duration().Seconds(), ExitCode: r.ExitCode, Error: r.Error,
-		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: string(r.Reason),
+		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: string(r.Reason), By: r.By,
 	}
 }
 
@@ -321,6 +324,21 @@ func (s *webSource) Resume(ctx context.Context, name string) error {
 		return err
 	}
 	return st.hist.Resume(ctx, name)
+}
+
+// Cancel stops the job's running run wherever it runs (see
+// scheduler.History.Cancel); a job that runs nothing is a conflict (409),
+// not a failure.
+func (s *webSource) Cancel(ctx context.Context, name string) error {
+	st, err := s.known(ctx, name)
+	if err != nil {
+		return err
+	}
+	_, err = st.hist.Cancel(ctx, name, scheduler.CancelOptions{By: cancelledBy})
+	if errors.Is(err, scheduler.ErrNotRunning) {
+		return busyError{fmt.Errorf("%w: nothing to cancel", err)}
+	}
+	return err
 }
 
 // known returns the daemon's parts after checking that name is a job of
@@ -399,8 +417,8 @@ func (s *webSource) startError(ctx context.Context, st webState, name string, er
 	return busyError{fmt.Errorf("job %q is running already on another replica: %w", name, err)}
 }
 
-// busyError is a trigger refused because the job runs: a state, not a
-// failure. It matches web.ErrConflict (409, and no error in the log)
+// busyError is an action refused for the job's state (a trigger of a job
+// that runs, a cancel of one that does not): a state, not a failure. It matches web.ErrConflict (409, and no error in the log)
 // besides what it wraps (lock.ErrNotAcquired).
 type busyError struct{ err error }
 

@@ -358,6 +358,17 @@ type Job struct {
 	// Suspended makes every replica skip the job's ticks (recorded as
 	// skipped), whatever `cronlock resume` says. Default false.
 	Suspended bool `yaml:"suspended"`
+	// SuspendAfterFailures suspends the job for every replica after this
+	// many consecutive failed runs (failed, timeout, lost, abandoned), with
+	// the note "suspended after N consecutive failures" and a "suspended"
+	// notification. 0 (the default): never. >= 0.
+	SuspendAfterFailures int `yaml:"suspend_after_failures"`
+	// Overlap is what a tick that comes while the job runs does: "skip"
+	// (the default) is missed with reason overlap; "queue" runs as soon as
+	// the run ends (the latest such tick; older ones are missed, overlap);
+	// "replace" cancels the running run (recorded cancelled, reason
+	// replaced) and runs once it is gone.
+	Overlap string `yaml:"overlap"`
 	// Jitter delays each tick's run by up to this much, the same delay on
 	// every replica for a given job and tick (a hash, not a random number),
 	// to spread jobs that share a schedule. Default 0. >= 0.

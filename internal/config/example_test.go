@@ -138,7 +138,7 @@ func TestExampleDecodes(t *testing.T) {
 			Webhook: "https://hooks.example.com/services/cronlock",
 			Headers: map[string]Secret{"Authorization": "Bearer change-me"},
 			Secret:  "change-me-too", On: []string{"failure", "missed", "recovered"},
-		}, {Command: appendJSONL, Dir: configDir(examplePath), On: []string{"failure", "missed", "recovered", "anomaly"}}},
+		}, {Command: appendJSONL, Dir: configDir(examplePath), On: []string{"failure", "missed", "recovered", "anomaly", "suspended"}}},
 		Jobs: []Job{{
 			Name: "hello", Schedule: "*/10 * * * * *", Shell: "date; echo hello from $CRONLOCK_JOB",
 			Grace: grace, Location: time.UTC,
@@ -151,6 +151,7 @@ func TestExampleDecodes(t *testing.T) {
 			Env:     map[string]string{"GREETING": "hello"}, Dir: "/tmp",
 			Timeout: Duration(20 * time.Second), Retries: 2, RetryBackoff: Duration(5 * time.Second),
 			StartingDeadline: Duration(30 * time.Second), OnInterrupt: "rerun", Jitter: Duration(2 * time.Second), Grace: grace, Location: berlin,
+			SuspendAfterFailures: 5, Overlap: "queue",
 			Notify: []NotifyTarget{{
 				Command: []string{"sh", "-c", "cat >> reports-failures.jsonl; echo >> reports-failures.jsonl"},
 				On:      []string{"failure"},

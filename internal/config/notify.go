@@ -47,7 +47,8 @@ type NotifyTarget struct {
 	// file's folder. Default "": cronlock's working directory.
 	Dir string `yaml:"dir"`
 	// On lists the events that fire the target, each one of NotifyFailure,
-	// NotifyMissed, NotifyRecovered, NotifySuccess and NotifyAnomaly,
+	// NotifyMissed, NotifyRecovered, NotifySuccess, NotifyAnomaly and
+	// NotifySuspended,
 	// without repeats.
 	// Default DefaultNotifyOn; an explicitly empty list is an error.
 	On []string `yaml:"on"`
@@ -72,14 +73,18 @@ const (
 	// replica found untrustworthy and repaired (a last claimed tick beyond
 	// the server's time, a corrupt record).
 	NotifyAnomaly = "anomaly"
+	// NotifySuspended fires once for the failed run after which
+	// suspend_after_failures suspended the job; a target subscribed to it
+	// gets it instead of that run's failure.
+	NotifySuspended = "suspended"
 )
 
 // NotifyEvents lists every valid event, in documentation order.
-var NotifyEvents = []string{NotifyFailure, NotifyMissed, NotifyRecovered, NotifySuccess, NotifyAnomaly}
+var NotifyEvents = []string{NotifyFailure, NotifyMissed, NotifyRecovered, NotifySuccess, NotifyAnomaly, NotifySuspended}
 
 // DefaultNotifyOn is the on list of a target that does not write one: what
 // needs a human's attention, and the all-clear after it.
-var DefaultNotifyOn = []string{NotifyFailure, NotifyMissed, NotifyRecovered, NotifyAnomaly}
+var DefaultNotifyOn = []string{NotifyFailure, NotifyMissed, NotifyRecovered, NotifyAnomaly, NotifySuspended}
 
 // SignatureHeader is the webhook header that carries the HMAC signature.
 const SignatureHeader = "X-Cronlock-Signature"

@@ -55,7 +55,7 @@ func TestNotifyErrors(t *testing.T) {
 		{"unknown event", "notify:\n  - webhook: http://x\n    on:\n      - failure\n      - failed\n" + job0, []want{
 			{"5: notify[0].on[1]", `unknown event "failed"; use failure, missed, recovered, success, anomaly`}}},
 		{"duplicate event", "notify:\n  - webhook: http://x\n    on: [missed, missed]\n" + job0, []want{{"3: notify[0].on[1]", `duplicate event "missed"`}}},
-		{"empty on", "notify:\n  - webhook: http://x\n    on: []\n" + job0, []want{{"3: notify[0].on", "must not be an empty list; leave the key out for the default [failure, missed, recovered, anomaly]"}}},
+		{"empty on", "notify:\n  - webhook: http://x\n    on: []\n" + job0, []want{{"3: notify[0].on", "must not be an empty list; leave the key out for the default [failure, missed, recovered, anomaly, suspended]"}}},
 		{"job target", jobs2 + "    notify:\n      - command: [cat]\n      - webhook: \"mailto:ops@example.com\"\n", []want{
 			{"10: jobs[1].notify[1].webhook", `scheme "mailto" is not supported`}}},
 		{"job notify not a list", jobs2 + "    notify: none\n", []want{{"8: jobs[1].notify", "expected a list of notify targets, got a string"}}},
@@ -110,7 +110,7 @@ func TestNotifyTargets(t *testing.T) {
 	}
 	top := []NotifyTarget{{
 		Webhook: "https://hooks.example.com/x", Headers: map[string]Secret{"Authorization": "Bearer abc"},
-		Secret: "k", On: []string{"failure", "missed", "recovered", "anomaly"}, Line: 2,
+		Secret: "k", On: []string{"failure", "missed", "recovered", "anomaly", "suspended"}, Line: 2,
 	}, {Command: []string{"cat"}, On: []string{"success"}, Line: 6}}
 	if !reflect.DeepEqual(cfg.Notify, top) {
 		t.Errorf("notify:\n got %+v\nwant %+v", cfg.Notify, top)

@@ -249,6 +249,8 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 	}
 	d.validateCommand(j, p)
 	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
+	d.check(j.SuspendAfterFailures < 0, at("suspend_after_failures"), nil, "must not be negative, got %d", j.SuspendAfterFailures)
+	d.validateOverlap(j, at)
 	d.validateJobBounds(j, p, sched)
 	switch j.OnInterrupt {
 	case "", "skip", "rerun":
@@ -385,4 +387,16 @@ func placeholderToken(tok string) bool {
 		}
 	}
 	return strings.Trim(norm, "secrtoknadmi") == "" // only "secret", "token", "admin" repeated or mixed
+}
+
+// validateOverlap checks the job's overlap key. Running ticks side by side
+// (allow, with max_parallel) is not a policy of this release: it is refused
+// by name rather than read as another.
+func (d *decoder) validateOverlap(j *Job, at func(string) string) {
+	if j.Overlap == "allow" {
+		d.check(true, at("overlap"), nil, "allow is not supported by this release; use skip, queue or replace")
+		return
+	}
+	_, err := job.ParseOverlap(j.Overlap)
+	d.check(err != nil, at("overlap"), nil, "%v", err)
 }

@@ -13,6 +13,7 @@ const (
 	EventRecovered = config.NotifyRecovered
 	EventSuccess   = config.NotifySuccess
 	EventAnomaly   = config.NotifyAnomaly
+	EventSuspended = config.NotifySuspended
 )
 
 // Events returns the events that a run recorded with status fires, given
@@ -33,6 +34,21 @@ const (
 // so the next success is reported as recovered and the all-clear is never
 // lost.
 func Events(status, previous scheduler.RunStatus) []string {
+	return statusEvents(status, previous)
+}
+
+// RunEvents is Events of run's status, with the suspended event first
+// for the failure after which suspend_after_failures suspended the job
+// (Run.SuspendedAfter).
+func RunEvents(run scheduler.Run, previous scheduler.RunStatus) []string {
+	events := statusEvents(run.Status, previous)
+	if run.SuspendedAfter > 0 {
+		events = append([]string{EventSuspended}, events...)
+	}
+	return events
+}
+
+func statusEvents(status, previous scheduler.RunStatus) []string {
 	switch {
 	case status.Failed():
 		return []string{EventFailure}

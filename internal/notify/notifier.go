@@ -177,7 +177,7 @@ func (n *Notifier) Notify(run scheduler.Run, previous scheduler.RunStatus) {
 	if run.Status == scheduler.StatusMissed && run.Reason == scheduler.ReasonOverlap {
 		return
 	}
-	events := Events(run.Status, previous)
+	events := RunEvents(run, previous)
 	if len(events) == 0 {
 		return
 	}

@@ -11,7 +11,7 @@ import (
 // unknown values are null (start, end, exit_code) or empty.
 type Payload struct {
 	// Event is the event that fired the target: failure, missed, recovered,
-	// success or anomaly.
+	// success, anomaly or suspended.
 	Event string `json:"event"`
 	Job   string `json:"job"`
 	// Tick is the scheduled time of the run (for missed: the first missed
@@ -42,6 +42,9 @@ type Payload struct {
 	// token.
 	Owner string `json:"owner"`
 	Token uint64 `json:"token"`
+	// SuspendedAfter is, for the suspended event, how many failed runs in
+	// a row suspended the job (suspend_after_failures); absent otherwise.
+	SuspendedAfter int `json:"suspended_after,omitempty"`
 }
 
 // NewPayload returns the payload of run for event.
@@ -61,6 +64,9 @@ func NewPayload(event string, run scheduler.Run) Payload {
 		Token:           run.Token,
 	}
 	p.ExitCode, p.Output, p.Reason = run.ExitCode, run.Output, string(run.Reason)
+	if event == EventSuspended {
+		p.SuspendedAfter = run.SuspendedAfter
+	}
 	return p
 }
 

@@ -23,11 +23,13 @@ func (s *server) action(name string) func(context.Context, string) error {
 		return s.src.Suspend
 	case "resume":
 		return s.src.Resume
+	case "cancel":
+		return s.src.Cancel
 	}
 	return nil
 }
 
-// apiAction serves POST /api/jobs/{name}/{trigger|suspend|resume}: 404 when
+// apiAction serves POST /api/jobs/{name}/{trigger|suspend|resume|cancel}: 404 when
 // no admin token is configured (the actions do not exist) or the action or
 // job is unknown, 403 without the right bearer token.
 func (s *server) apiAction(w http.ResponseWriter, r *http.Request) {

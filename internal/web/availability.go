@@ -81,3 +81,9 @@ func (w *watched) Resume(ctx context.Context, name string) error {
 	w.note(err)
 	return err
 }
+
+func (w *watched) Cancel(ctx context.Context, name string) error {
+	err := w.Source.Cancel(ctx, name)
+	w.note(err)
+	return err
+}

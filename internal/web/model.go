@@ -35,6 +35,9 @@ type Source interface {
 	Suspend(ctx context.Context, name string) error
 	// Resume schedules a suspended job again on every replica.
 	Resume(ctx context.Context, name string) error
+	// Cancel stops the job's running run wherever it runs; an error
+	// matching ErrConflict when it runs nothing.
+	Cancel(ctx context.Context, name string) error
 }
 
 // Job is one configured job as the job list shows it. Its JSON form is part
@@ -114,6 +117,9 @@ type Run struct {
 	// Reason says why a run was started or ended as it was (for example who
 	// triggered it, or why it was abandoned); "" when there is nothing to add.
 	Reason string `json:"reason"`
+	// By names who cancelled a cancelled run (or the replica whose newer
+	// tick replaced it); absent otherwise.
+	By string `json:"by,omitempty"`
 }
 
 // Lock is a job's lock while held.

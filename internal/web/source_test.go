@@ -132,6 +132,21 @@ func (m *memSource) Resume(_ context.Context, name string) error {
 	})
 }
 
+func (m *memSource) Cancel(_ context.Context, name string) error {
+	var err error
+	aerr := m.act(name, "cancel", func(d *web.JobDetail) {
+		if !d.Running {
+			err = fmt.Errorf("job %q is not running: %w", name, web.ErrConflict)
+			return
+		}
+		d.Running, d.Holder, d.Token, d.Lock, d.LastStatus = false, "", 0, nil, "cancelled"
+	})
+	if aerr != nil {
+		return aerr
+	}
+	return err
+}
+
 // xssPayload is what a hostile job prints: if the page ever treats output as
 // markup, one of these sets window.__pwned.
 const xssPayload = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`

@@ -98,6 +98,10 @@
     var act = job.suspended ? "resume" : "suspend";
     f.appendChild(el("button", { type: "button", "data-action": act, "data-job": job.name,
       text: job.suspended ? "Resume" : "Suspend" }));
+    if (job.running) {
+      f.appendChild(document.createTextNode(" "));
+      f.appendChild(el("button", { type: "button", "data-action": "cancel", "data-job": job.name, text: "Cancel" }));
+    }
     return f;
   }
 
@@ -170,6 +174,7 @@
     fact(dl, "Exit code", "exit", r.exit_code === null || r.exit_code === undefined ? NONE : String(r.exit_code));
     if (r.error) { fact(dl, "Error", "run-error", r.error); }
     if (r.reason) { fact(dl, "Reason", "reason", r.reason); }
+    if (r.by) { fact(dl, "Cancelled by", "by", r.by); }
     var a = el("article", { "class": "run", "data-tick": r.tick }, h, dl);
     if (r.output) { a.appendChild(el("pre", { "class": "output", text: r.output })); }
     return a;

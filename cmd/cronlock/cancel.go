@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cronlock/cronlock/internal/app"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+const cancelUsage = `
+Usage: cronlock cancel [-c FILE] [--tick TIME] JOB
+
+Stops JOB's running run wherever it runs: within a second its replica
+sends SIGTERM to the run's process group, and SIGKILL after the job's
+grace (a Go job's context is cancelled). The run is recorded cancelled,
+with who cancelled it; it is not retried or rerun, and the lock is freed.
+The command waits for the run's result (at most the job's grace and 10 s)
+and prints it. Exit 1 if the job is not running (or not at --tick), or
+if the run has not ended by then.
+
+Flags (before JOB):
+  -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)
+  --tick TIME         cancel only the run of this tick (RFC 3339)
+`
+
+func (c *cli) cancel(ctx context.Context, args []string) error {
+	fs := c.newFlags("cancel", cancelUsage, true)
+	tickFlag := fs.String("tick", "", "cancel only the run of this tick (RFC 3339)")
+	name, cfg, err := parseJobArg(fs, args)
+	if err != nil {
+		return err
+	}
+	var tick time.Time
+	if *tickFlag != "" {
+		if tick, err = time.Parse(time.RFC3339Nano, *tickFlag); err != nil {
+			return usagef("--tick: %q is not an RFC 3339 time (e.g. 2026-12-01T03:00:00Z)", *tickFlag)
+		}
+	}
+	ctx, cl, done, err := c.queryConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := loadRuntime(ctx, cl, name); err != nil {
+		return err
+	}
+	run, err := cl.Cancel(ctx, name, tick, operatorLabel("cancel"))
+	if errors.Is(err, scheduler.ErrNotRunning) {
+		return fmt.Errorf("%q is not running: nothing to cancel (%w)", name, err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "cancelling the run of %q for tick %s on %s\n", name, run.Tick.Format(time.RFC3339), run.Owner)
+	return c.awaitCancelled(ctx, cl, run)
+}
+
+// awaitCancelled prints how the cancelled run ended.
+func (c *cli) awaitCancelled(ctx context.Context, cl *app.Client, run scheduler.Run) error {
+	got, err := cl.AwaitCancelled(ctx, run)
+	if err != nil {
+		return fmt.Errorf("the run of %q for tick %s on %s has not ended (%v): its replica may be of a release "+
+			"without cancel, or cut off from NATS; see 'cronlock status %s'", run.Job, run.Tick.Format(time.RFC3339), run.Owner, err, run.Job)
+	}
+	fmt.Fprintf(c.stdout, "run of %q for tick %s ended %s after %s\n", got.Job, got.Tick.Format(time.RFC3339), got.Status,
+		got.Duration().Round(time.Millisecond))
+	return nil
+}

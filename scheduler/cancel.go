@@ -1,0 +1,174 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cronlock/cronlock/job"
+)
+
+// Cancelling a run is a request written into the job's record, beside the
+// hold it is for: cancelRequest names the hold's lease, and cancelHeader
+// carries that lease to every replica's headers-only watch. The replica
+// holding that lease cancels the run's context when its watch delivers the
+// request (within a delivery, milliseconds), so the run stops wherever it
+// runs without any replica addressing another. The result's write, which
+// frees the hold, drops the request; so does any write that finds the
+// request naming a hold the record no longer has (see dropStaleCancel).
+// A replica of a release that knows no cancel requests ignores them.
+
+// cancelRequest asks the run holding the job's lock under Lease to stop.
+type cancelRequest struct {
+	Lease string    `json:"lease"`
+	By    string    `json:"by,omitempty"`
+	At    time.Time `json:"at"`
+	// Reason is ReasonReplaced when a tick of an overlap: replace job
+	// stops the run; empty for an operator's cancel.
+	Reason Reason `json:"reason,omitempty"`
+}
+
+// cancelHeader carries the lease a cancel request is for.
+const cancelHeader = "Cronlock-Cancel"
+
+// ReasonReplaced: a cancelled run that a newer tick of an overlap: replace
+// job stopped (Run.Reason).
+const ReasonReplaced Reason = "replaced"
+
+// ErrNotRunning: Cancel of a job that has no run in progress (or none of
+// the tick asked for).
+var ErrNotRunning = errors.New("not running")
+
+// CancelledError is the cause of a run's context cancelled by a cancel
+// request (History.Cancel, an overlap: replace tick).
+type CancelledError struct {
+	By     string
+	Reason Reason // ReasonReplaced, or empty for an operator's cancel
+}
+
+func (e *CancelledError) Error() string {
+	if e.Reason == ReasonReplaced {
+		return "cancelled: replaced by a newer tick (" + e.By + ")"
+	}
+	return "cancelled by " + e.By
+}
+
+// CancelOptions configure History.Cancel. Zero values select the defaults.
+type CancelOptions struct {
+	// By names who cancels, for the record and the log. Default
+	// "operator".
+	By string
+	// Tick, if set, cancels only a run of that tick.
+	Tick time.Time
+}
+
+// defaultCancelBy is CancelOptions.By's default.
+const defaultCancelBy = "operator"
+
+// Cancel asks the job's running run to stop and returns it. The replica
+// running it cancels its context within a watch delivery (a command gets
+// SIGTERM, then SIGKILL after its grace) and records it cancelled with
+// By, without retry or rerun; the result's write frees the lock. It fails
+// with an error matching ErrNotRunning when no run holds the job's lock
+// (or, with Tick, none of that tick). A second request for the same run
+// writes nothing and returns the run again. Await the end with AwaitRun.
+func (h *History) Cancel(ctx context.Context, name string, o CancelOptions) (Run, error) {
+	if err := job.ValidateName(name); err != nil {
+		return Run{}, err
+	}
+	if o.By == "" {
+		o.By = defaultCancelBy
+	}
+	var run Run
+	var found bool
+	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+		run, found = st.heldRun()
+		if !found || (!o.Tick.IsZero() && !run.Tick.Equal(o.Tick)) {
+			found = false
+			return false
+		}
+		if st.Cancel != nil && st.Cancel.Lease == st.Holder.Lease {
+			return false // requested already
+		}
+		st.Cancel = &cancelRequest{Lease: st.Holder.Lease, By: o.By, At: time.Now().UTC()}
+		return true
+	})
+	switch {
+	case err != nil:
+		return Run{}, err
+	case !found && !o.Tick.IsZero():
+		return Run{}, fmt.Errorf("job %q: %w at tick %s", name, ErrNotRunning, o.Tick.UTC().Format(time.RFC3339))
+	case !found:
+		return Run{}, fmt.Errorf("job %q: %w", name, ErrNotRunning)
+	}
+	return run, nil
+}
+
+// heldRun is the running entry of the hold on st, if any.
+func (st *jobState) heldRun() (Run, bool) {
+	if st.Holder == nil {
+		return Run{}, false
+	}
+	i := slices.IndexFunc(st.Runs, func(r Run) bool {
+		return r.Status == StatusRunning && r.Token == st.Holder.Token && r.Owner == st.Holder.Owner
+	})
+	if i < 0 {
+		return Run{}, false
+	}
+	return st.Runs[i], true
+}
+
+// dropStaleCancel drops a cancel request for a hold the record no longer
+// has: the run it was for has ended or its hold was taken over.
+func (st *jobState) dropStaleCancel() {
+	if st.Cancel != nil && (st.Holder == nil || st.Holder.Lease != st.Cancel.Lease) {
+		st.Cancel = nil
+	}
+}
+
+// awaitPoll is how often AwaitRun reads the job's record.
+const awaitPoll = 100 * time.Millisecond
+
+// AwaitRun waits until the job's entry run (by ID) is finished and returns
+// it as recorded, or ctx's error.
+func (h *History) AwaitRun(ctx context.Context, run Run) (Run, error) {
+	t := time.NewTicker(awaitPoll)
+	defer t.Stop()
+	for {
+		st, _, err := h.get(ctx, run.Job)
+		if err == nil {
+			i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.ID == run.ID })
+			if i < 0 {
+				return Run{}, fmt.Errorf("job %q: run %d is no longer in the history", run.Job, run.ID)
+			}
+			if r := st.Runs[i]; r.Finished() {
+				return r, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return Run{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Cancel asks the job's running run to stop, wherever it runs (see
+// History.Cancel).
+func (s *Scheduler) Cancel(ctx context.Context, name string, o CancelOptions) (Run, error) {
+	return s.history.Cancel(ctx, name, o)
+}
+
+// requestedCancel returns the cancel request the record makes of lease id,
+// reading the record (the watch carries only the lease).
+func (s *Scheduler) requestedCancel(name, id string) *CancelledError {
+	ctx, cancel := context.WithTimeout(s.ctx, s.stateTimeout())
+	defer cancel()
+	st, _, err := s.history.get(ctx, name)
+	if err != nil || st.Cancel == nil || st.Cancel.Lease != id {
+		return &CancelledError{By: "unknown (the request could not be read)"}
+	}
+	return &CancelledError{By: st.Cancel.By, Reason: st.Cancel.Reason}
+}
