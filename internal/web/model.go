@@ -75,6 +75,13 @@ type Job struct {
 	// definition's (another deployment on the same buckets, or replicas
 	// with another configuration).
 	OtherDefinition string `json:"other_definition,omitempty"`
+	// The history at a glance (glance.go): the newest runs, the success
+	// rate among them, who ran the newest, and the next tick in the job's
+	// own time zone.
+	RecentRuns  []RecentRun `json:"recent_runs"`
+	SuccessRate *float64    `json:"success_rate"`
+	LastOwner   string      `json:"last_owner,omitempty"`
+	NextLocal   string      `json:"next_local,omitempty"`
 }
 
 // StateCorrupt is Job.State for a job whose shared record is corrupt.
@@ -91,6 +98,9 @@ type JobDetail struct {
 	// revision (the ETag); absent for file jobs.
 	Definition json.RawMessage `json:"definition,omitempty"`
 	Revision   uint64          `json:"revision,omitempty"`
+	// Settings is how the job runs, for the job view (glance.go); nil
+	// (absent) when the source does not say.
+	Settings *Settings `json:"settings,omitempty"`
 }
 
 // Run is one run (or missed tick) of a job.
@@ -114,6 +124,10 @@ type Run struct {
 	// Reason says why a run was started or ended as it was (for example who
 	// triggered it, or why it was abandoned); "" when there is nothing to add.
 	Reason string `json:"reason"`
+	// Failed is true for a failure of the job (the scheduler's
+	// definition: failed, timeout, lost, abandoned), which the page
+	// colours as one.
+	Failed bool `json:"failed"`
 }
 
 // Lock is a job's lock while held.
