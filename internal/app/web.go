@@ -222,6 +222,7 @@ func (s *webSource) job(ctx context.Context, st webState, v jobView, ss schedule
 		j.LastStatus, j.LastStart, j.LastEnd = string(last.Status), last.Start, last.End
 		j.LastDurationSeconds = last.Duration().Seconds()
 	}
+	glance(&j, shared.Runs, v.loc)
 	// The lock is in the same record: no read of its own (a corrupt
 	// record holds none anyone can read).
 	if h := shared.Holder; h != nil {
@@ -249,6 +250,7 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 	if rj != nil {
 		d.Definition, d.Revision = rj.Definition, rj.Revision
 	}
+	d.Settings = st.settings(v, rj)
 	if h := shared.Holder; h != nil {
 		d.Lock = &web.Lock{Owner: h.Owner, Token: h.Token, AcquiredAt: h.AcquiredAt, ExpiresAt: h.ExpiresAt}
 	}
@@ -269,7 +271,7 @@ func webRun(r scheduler.Run) web.Run {
 	return web.Run{
 		Tick: r.Tick, Status: string(r.Status), Attempts: r.Attempts, Start: r.Start, End: r.End,
 		DurationSeconds: r.Duration().Seconds(), ExitCode: r.ExitCode, Error: r.Error,
-		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: string(r.Reason), By: r.By,
+		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: string(r.Reason), By: r.By, Failed: r.Failed(),
 	}
 }
 

@@ -38,8 +38,8 @@ const liveBound = 2 * time.Second
 const pageWait = 15 * time.Second
 
 // webConfig is a daemon of the end-to-end tests: "tick" runs every second,
-// "report", "evil" and "slow" only when triggered (their schedule fires once a
-// year).
+// "report", "evil", "slow" and "flaky" (which fails, in Berlin's zone) only
+// when triggered (their schedule fires once a year).
 const webConfig = `
 nats: {url: %s}
 lock: {lease: 4s, renew: 1s, owner: %s}
@@ -59,6 +59,13 @@ jobs:
   - name: slow
     schedule: "0 0 1 1 *"
     shell: "sleep 3"
+  - name: flaky
+    schedule: "0 0 1 1 *"
+    timezone: Europe/Berlin
+    shell: "echo trying; exit 3"
+    timeout: 30s
+    retries: 1
+    starting_deadline: 1m
 `
 
 // webDaemon starts a daemon called owner on the NATS at url and returns
@@ -101,6 +108,7 @@ func TestStatusPageEndToEnd(t *testing.T) {
 	t.Run("actions need the token", func(t *testing.T) { env.testActions(t, br.For(t)) })
 	t.Run("suspend stops the job on all replicas", func(t *testing.T) { env.testSuspend(t, br.For(t)) })
 	t.Run("trigger answers at once and refuses a running job", env.testTriggerBusy)
+	t.Run("the history at a glance", func(t *testing.T) { env.testGlance(t, br.For(t)) })
 	t.Run("screenshot", func(t *testing.T) { env.testScreenshot(t, br.For(t)) })
 }
 
@@ -151,8 +159,8 @@ func noPageProblems(t *testing.T, b *webtest.Browser) {
 func (e *webEnv) testListsJobs(t *testing.T, b *webtest.Browser) {
 	b.ClearConsole()
 	b.Navigate(e.a + "/")
-	b.WaitCount("#jobs tbody tr[data-job]", 4, pageWait)
-	for i, name := range []string{"tick", "report", "evil", "slow"} { // configuration order
+	b.WaitCount("#jobs tbody tr[data-job]", 5, pageWait)
+	for i, name := range []string{"tick", "report", "evil", "slow", "flaky"} { // configuration order
 		if got := webtest.Eval[string](b, fmt.Sprintf("document.querySelectorAll('#jobs tbody tr[data-job]')[%d].dataset.job", i)); got != name {
 			t.Errorf("row %d is %q, want %q", i, got, name)
 		}

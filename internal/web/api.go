@@ -57,6 +57,9 @@ func (s *server) apiJobs(w http.ResponseWriter, r *http.Request) {
 		fetch = limit + 1 // one more tells whether a next page follows
 	}
 	out := page(jobs, source, after, fetch)
+	for i := range out {
+		out[i].RecentRuns = nonNil(out[i].RecentRuns)
+	}
 	resp := jobsResponse{Jobs: nonNil(out)}
 	if limit > 0 && len(out) > limit {
 		resp.Jobs, resp.NextAfter = out[:limit], out[limit-1].Name
@@ -138,6 +141,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // readers can iterate without a null check.
 func normalizeDetail(d JobDetail) JobDetail {
 	d.Runs = nonNil(d.Runs)
+	d.RecentRuns = nonNil(d.RecentRuns)
 	return d
 }
 

@@ -31,6 +31,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 	t.Run("read-only without an admin token", func(t *testing.T) { testReadOnly(t, b.For(t)) })
 	t.Run("the read token is entered once", func(t *testing.T) { testReadLogin(t, b.For(t)) })
 	t.Run("readable at phone width", func(t *testing.T) { testPhoneWidth(t, b.For(t)) })
+	t.Run("the overview shows each job's history at a glance", func(t *testing.T) { testGlanceOverview(t, b.For(t)) })
+	t.Run("the job view charts durations and shows the definition", func(t *testing.T) { testGlanceJobView(t, b.For(t)) })
 }
 
 // noProblems fails when the page logged errors or threw.

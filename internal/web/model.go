@@ -78,6 +78,13 @@ type Job struct {
 	// definition's (another deployment on the same buckets, or replicas
 	// with another configuration).
 	OtherDefinition string `json:"other_definition,omitempty"`
+	// The history at a glance (glance.go): the newest runs, the success
+	// rate among them, who ran the newest, and the next tick in the job's
+	// own time zone.
+	RecentRuns  []RecentRun `json:"recent_runs"`
+	SuccessRate *float64    `json:"success_rate"`
+	LastOwner   string      `json:"last_owner,omitempty"`
+	NextLocal   string      `json:"next_local,omitempty"`
 }
 
 // StateCorrupt is Job.State for a job whose shared record is corrupt.
@@ -94,6 +101,9 @@ type JobDetail struct {
 	// revision (the ETag); absent for file jobs.
 	Definition json.RawMessage `json:"definition,omitempty"`
 	Revision   uint64          `json:"revision,omitempty"`
+	// Settings is how the job runs, for the job view (glance.go); nil
+	// (absent) when the source does not say.
+	Settings *Settings `json:"settings,omitempty"`
 }
 
 // Run is one run (or missed tick) of a job.
@@ -120,6 +130,10 @@ type Run struct {
 	// By names who cancelled a cancelled run (or the replica whose newer
 	// tick replaced it); absent otherwise.
 	By string `json:"by,omitempty"`
+	// Failed is true for a failure of the job (the scheduler's
+	// definition: failed, timeout, lost, abandoned), which the page
+	// colours as one.
+	Failed bool `json:"failed"`
 }
 
 // Lock is a job's lock while held.

@@ -37,6 +37,12 @@ func parseTemplates() *template.Template {
 		"exit":     formatExit,
 		"join":     strings.Join,
 		"interval": func() int64 { return PollInterval.Milliseconds() },
+		// the history at a glance (glance.go)
+		"cell":        cellClass,
+		"cellTitle":   cellTitle,
+		"oldestFirst": oldestFirst,
+		"rate":        formatRate,
+		"nextIn":      formatNextIn,
 	}
 	return template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/templates/*.html"))
 }

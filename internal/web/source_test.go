@@ -41,7 +41,8 @@ func (m *memSource) addRun(name string, r web.Run) {
 	defer m.mu.Unlock()
 	d := m.jobs[name]
 	d.Runs = append([]web.Run{r}, d.Runs...)
-	d.LastStatus, d.LastStart, d.LastEnd = r.Status, r.Start, r.End
+	d.RecentRuns = append([]web.RecentRun{{Tick: r.Tick, Status: r.Status, DurationSeconds: r.DurationSeconds, Failed: r.Failed}}, d.RecentRuns...)
+	d.LastStatus, d.LastStart, d.LastEnd, d.LastOwner = r.Status, r.Start, r.End, r.Owner
 	d.LastDurationSeconds = r.DurationSeconds
 }
 
@@ -158,24 +159,31 @@ func fixture() *memSource {
 	m := newMemSource()
 	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	exit0, exit3 := 0, 3
+	next := time.Now().Add(3 * time.Minute).Truncate(time.Minute)
 	m.put(web.JobDetail{
 		Job: web.Job{Name: "backup", Schedule: "*/5 * * * *", Timezone: "Europe/Berlin",
-			Next: time.Now().Add(3 * time.Minute).Truncate(time.Minute), LastStatus: "succeeded",
-			LastStart: base, LastEnd: base.Add(4200 * time.Millisecond), LastDurationSeconds: 4.2},
+			Next: next, LastStatus: "succeeded",
+			LastStart: base, LastEnd: base.Add(4200 * time.Millisecond), LastDurationSeconds: 4.2,
+			RecentRuns: backupStrip(base), SuccessRate: &backupRate, LastOwner: "replica-a",
+			NextLocal: next.In(berlin()).Format("2006-01-02 15:04:05 MST")},
+		Settings: &web.Settings{Shell: "pg_dump --all > /backup/db.sql", Timeout: "5m0s", Retries: 2, RetryBackoff: "30s",
+			StartingDeadline: "10m0s", Overlap: "queue", MaxParallel: 1, Group: "backups", RunOn: "one"},
 		Runs: []web.Run{
 			{Tick: base, Status: "succeeded", Attempts: 1, Start: base, End: base.Add(4200 * time.Millisecond),
 				DurationSeconds: 4.2, ExitCode: &exit0, Output: "dumped 42 tables\n", Owner: "replica-a", Token: 7},
 			{Tick: base.Add(-5 * time.Minute), Status: "failed", Attempts: 2, Start: base.Add(-5 * time.Minute),
 				End: base.Add(-5*time.Minute + time.Second), DurationSeconds: 1, ExitCode: &exit3,
-				Output: "disk full\n", Error: "proc: command exited with status 3", Owner: "replica-b", Token: 6},
+				Output: "disk full\n", Error: "proc: command exited with status 3", Owner: "replica-b", Token: 6, Failed: true},
 		},
 	})
 	m.put(web.JobDetail{
 		Job: web.Job{Name: "report", Source: "runtime", Schedule: "@hourly", Timezone: "UTC", Next: time.Now().Add(time.Hour).Truncate(time.Hour),
-			LastStatus: "running", LastStart: base, Running: true, Holder: "replica-b", Token: 12},
+			LastStatus: "running", LastStart: base, Running: true, Holder: "replica-b", Token: 12, LastOwner: "replica-b",
+			RecentRuns: []web.RecentRun{{Tick: base, Status: "running"}}},
 		Definition: json.RawMessage(`{"name":"report","schedule":"@hourly","kind":"report"}`), Revision: 7,
-		Lock: &web.Lock{Owner: "replica-b", Token: 12, AcquiredAt: base, ExpiresAt: base.Add(30 * time.Second)},
-		Runs: []web.Run{{Tick: base, Status: "running", Attempts: 1, Start: base, Owner: "replica-b", Token: 12}},
+		Settings: &web.Settings{Kind: "report", RunOn: "every_replica"},
+		Lock:     &web.Lock{Owner: "replica-b", Token: 12, AcquiredAt: base, ExpiresAt: base.Add(30 * time.Second)},
+		Runs:     []web.Run{{Tick: base, Status: "running", Attempts: 1, Start: base, Owner: "replica-b", Token: 12}},
 	})
 	m.put(web.JobDetail{
 		Job: web.Job{Name: "evil", Schedule: "@daily", Timezone: "UTC", LastStatus: "failed", Ended: base.Add(-time.Hour),
@@ -191,4 +199,29 @@ func fixture() *memSource {
 			Running: []string{"report"}, ClockOffsetSeconds: &off},
 	})
 	return m
+}
+
+// backupRate is the success rate the fixture's backup job shows.
+var backupRate = 2.0 / 3
+
+// backupStrip is backup's strip, newest first: a cell of each colour.
+func backupStrip(base time.Time) []web.RecentRun {
+	statuses := []string{"succeeded", "timeout", "missed", "skipped", "cancelled", "interrupted", "succeeded"}
+	out := make([]web.RecentRun, len(statuses))
+	for i, st := range statuses {
+		out[i] = web.RecentRun{Tick: base.Add(-time.Duration(i) * 5 * time.Minute), Status: st, Failed: st == "timeout"}
+		if st != "missed" && st != "skipped" {
+			out[i].DurationSeconds = 4.2
+		}
+	}
+	return out
+}
+
+// berlin is the fixture's backup job's zone.
+func berlin() *time.Location {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		panic(err) // the Go distribution and Debian both carry the zone database
+	}
+	return loc
 }

@@ -41,7 +41,7 @@
   // end_at (or a one-off's at).
   function nextCell(j) {
     if (j.ended) { return el("span", { "class": "ended", text: "ended " + fmtTime(j.ended) }); }
-    return j.suspended ? NONE : fmtNext(j.next);
+    return j.suspended ? NONE : fmtNextIn(j);
   }
 
   function fmtToken(t) { return t ? String(t) : NONE; }
@@ -119,7 +119,8 @@
       td("schedule", "Schedule", el("code", { text: j.schedule }), " ", muted(j.timezone), sourceNote(j)),
       td("next", "Next run", nextCell(j)),
       td("status", "Last status", jobStatus(j)),
-      td("last", "Last run", fmtTime(j.last_start)),
+      td("history", "History", strip(j), " ", rateText(j)),
+      td("last", "Last run", fmtTime(j.last_start), lastOwner(j)),
       td("duration", "Duration", fmtSeconds(j.last_duration_seconds)),
       td("lock", "Lock", lock),
       td("suspended", "Suspended", suspendedCell(j.suspended)));
@@ -152,7 +153,7 @@
   }
 
   function renderIndex(data) {
-    fillBody("jobs", data.jobs, jobRow, "No jobs configured.", 9);
+    fillBody("jobs", data.jobs, jobRow, "No jobs configured.", 10);
     fillBody("replicas", data.replicas, replicaRow, "No live replicas.", 8);
   }
 
@@ -192,6 +193,7 @@
       fact(sum, "Last status", "status", jobStatus(d));
       fact(sum, "Suspended", "suspended", suspendedCell(d.suspended));
     }
+    renderGlance(d);
     var acts = document.getElementById("actions");
     if (acts) { acts.replaceChildren(actionButtons(d)); }
     var lock = document.getElementById("lock");
@@ -213,6 +215,133 @@
       d.runs.forEach(function (r) { f.appendChild(runArticle(r)); });
       if (!d.runs.length) { f.appendChild(el("p", { "class": "muted empty", text: "No runs yet." })); }
       runs.replaceChildren(f);
+    }
+  }
+
+
+  // ---- The history at a glance (mirrors internal/web/glance.go) ----
+
+  // CELL_STATUSES have a colour of their own; a failure (the API's
+  // "failed", the scheduler's definition) has one; the rest are neutral.
+  var CELL_STATUSES = { succeeded: true, missed: true, skipped: true, cancelled: true, running: true };
+  var RATE_TITLE = "succeeded of the runs shown that ran and ended";
+  var SVG_NS = "http://www.w3.org/2000/svg";
+
+  function cellClass(r) {
+    if (r.failed) { return "failed"; }
+    return CELL_STATUSES[r.status] ? r.status : "other";
+  }
+
+  function cellTitle(r) { return r.status + " \u00b7 " + fmtTime(r.tick) + " \u00b7 " + fmtSeconds(r.duration_seconds); }
+
+  function fmtRate(rate) {
+    if (rate === null || rate === undefined || isNaN(rate)) { return NONE; }
+    return Math.round(rate * 100) + "%";
+  }
+
+  // fmtNextIn is the next tick in the job's own zone when the API gave it
+  // (next_local), else in UTC, with how far away it is.
+  function fmtNextIn(j) {
+    if (!j.next_local || !j.next) { return fmtNext(j.next); }
+    var d = (new Date(j.next).getTime() - Date.now()) / 1000;
+    return j.next_local + (d < 1 ? " (due)" : " (in " + fmtSeconds(d) + ")");
+  }
+
+  // strip is a job's newest runs as cells, oldest left.
+  function strip(j) {
+    var s = el("span", { "class": "strip", "aria-label": "last runs, oldest first" });
+    (j.recent_runs || []).slice().reverse().forEach(function (r) {
+      s.appendChild(el("span", { "class": "cell c-" + cellClass(r), title: cellTitle(r) }));
+    });
+    return s;
+  }
+
+  function rateText(j) { return el("span", { "class": "rate", title: RATE_TITLE, text: fmtRate(j.success_rate) }); }
+
+  function lastOwner(j) {
+    return j.last_owner ? el("span", null, " ", el("span", { "class": "muted last-owner", text: "on " + j.last_owner })) : null;
+  }
+
+  function svg(tag, attrs) {
+    var e = document.createElementNS(SVG_NS, tag);
+    var k;
+    for (k in attrs || {}) {
+      if (k === "text") { e.textContent = attrs[k]; } else { e.setAttribute(k, attrs[k]); }
+    }
+    for (k = 2; k < arguments.length; k++) { if (arguments[k]) { e.appendChild(arguments[k]); } }
+    return e;
+  }
+
+  // runSeconds is a run's duration, or for a running run how long it has
+  // run so far.
+  function runSeconds(r) {
+    if (r.status === "running" && r.start) { return Math.max(0, (Date.now() - new Date(r.start).getTime()) / 1000); }
+    return r.duration_seconds || 0;
+  }
+
+  // CHART is the duration chart's geometry in SVG units (it scales to the
+  // page's width); a bar is never lower than minBar, so a missed tick shows.
+  var CHART = { w: 640, h: 170, left: 56, right: 8, top: 10, bottom: 28, maxBar: 28, minBar: 2 };
+
+  // durationChart draws runs (newest first, as the API lists them) as
+  // bars, oldest left, coloured by status, with a labelled time axis.
+  function durationChart(runs) {
+    if (!runs.length) { return el("p", { "class": "muted", text: "No runs yet." }); }
+    var c = CHART, rs = runs.slice().reverse();
+    var secs = rs.map(runSeconds);
+    var max = Math.max.apply(null, secs);
+    if (!(max > 0)) { max = 1; }
+    var plotW = c.w - c.left - c.right, plotH = c.h - c.top - c.bottom, base = c.top + plotH;
+    var step = plotW / rs.length, bw = Math.max(1, Math.min(c.maxBar, step * 0.75));
+    var root = svg("svg", { viewBox: "0 0 " + c.w + " " + c.h, role: "img",
+      "aria-label": "durations of the last " + rs.length + " runs, oldest left" });
+    root.appendChild(svg("line", { "class": "axis", x1: c.left, y1: c.top, x2: c.left, y2: base }));
+    root.appendChild(svg("line", { "class": "axis", x1: c.left, y1: base, x2: c.w - c.right, y2: base }));
+    root.appendChild(svg("text", { "class": "tick-label y-max", x: c.left - 6, y: c.top + 8, "text-anchor": "end", text: fmtSeconds(max) }));
+    root.appendChild(svg("text", { "class": "tick-label y-min", x: c.left - 6, y: base, "text-anchor": "end", text: "0s" }));
+    root.appendChild(svg("text", { "class": "axis-label x-label", x: c.left + plotW / 2, y: c.h - 6, "text-anchor": "middle",
+      text: "last " + rs.length + " runs, oldest left \u00b7 bar height: duration" }));
+    rs.forEach(function (r, i) {
+      var h = Math.max(c.minBar, secs[i] / max * plotH);
+      var x = c.left + i * step + (step - bw) / 2;
+      root.appendChild(svg("rect", { "class": "bar c-" + cellClass(r), "data-status": r.status,
+        x: x.toFixed(1), y: (base - h).toFixed(1), width: bw.toFixed(1), height: h.toFixed(1) },
+        svg("title", { text: cellTitle({ status: r.status, tick: r.tick, duration_seconds: secs[i] }) })));
+    });
+    return root;
+  }
+
+  // definitionFacts shows a job's settings as glance.go's template does:
+  // a run-control key only when present and not its default.
+  function definitionFacts(dl, s) {
+    if (s.kind) { fact(dl, "Kind", "kind", el("code", { text: s.kind })); }
+    else if (s.command && s.command.length) { fact(dl, "Command", "command", el("code", { text: s.command.join(" ") })); }
+    else if (s.shell) { fact(dl, "Shell", "shell", el("code", { text: s.shell })); }
+    if (s.dir) { fact(dl, "Directory", "dir", el("code", { text: s.dir })); }
+    fact(dl, "Timeout", "timeout", s.timeout || "none");
+    fact(dl, "Retries", "retries", el("span", null, String(s.retries || 0),
+      s.retry_backoff ? " " : null, s.retry_backoff ? muted("every " + s.retry_backoff) : null));
+    fact(dl, "Starting deadline", "starting-deadline", s.starting_deadline || "none (no catch-up)");
+    if (s.start_at) { fact(dl, "Starts at", "start-at", s.start_at); }
+    if (s.end_at) { fact(dl, "Ends at", "end-at", s.end_at); }
+    if (s.jitter) { fact(dl, "Jitter", "jitter", s.jitter); }
+    if (s.grace) { fact(dl, "Grace", "grace", s.grace); }
+    if (s.on_interrupt) { fact(dl, "On interrupt", "on-interrupt", s.on_interrupt); }
+    if (s.overlap && s.overlap !== "skip") { fact(dl, "Overlap", "overlap", s.overlap); }
+    if (s.max_parallel > 1) { fact(dl, "Max parallel", "max-parallel", String(s.max_parallel)); }
+    if (s.group) { fact(dl, "Group", "group", s.group); }
+    if (s.run_on && s.run_on !== "one") { fact(dl, "Runs on", "run-on", s.run_on); }
+  }
+
+  // renderGlance draws the job view's duration chart and definition.
+  function renderGlance(d) {
+    var chart = document.getElementById("durations");
+    if (chart) { chart.replaceChildren(durationChart(d.runs)); }
+    var def = document.getElementById("definition");
+    if (def) {
+      def.replaceChildren();
+      if (d.settings) { definitionFacts(def, d.settings); }
+      document.getElementById("definition-section").hidden = !d.settings;
     }
   }
 
@@ -316,7 +445,8 @@
     document.addEventListener("visibilitychange", function () {
       if (document.visibilityState === "visible") { poll().then(schedule); } else { clearTimeout(timer); }
     });
-    schedule();
+    // The job view's chart is drawn only by this script: fetch at once.
+    if (body.dataset.page === "job") { poll().then(schedule); } else { schedule(); }
   }
 
   init();
