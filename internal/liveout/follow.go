@@ -73,9 +73,17 @@ func Follow(nc *nats.Conn, subject string) (*Follower, error) {
 	return &Follower{sub: sub, last: map[Run]uint64{}}, nil
 }
 
+// readyTimeout bounds Ready when ctx has no deadline.
+const readyTimeout = 10 * time.Second
+
 // Ready waits until the server has the subscription, so that a run
 // started afterwards is seen from its first message.
 func (f *Follower) Ready(ctx context.Context, nc *nats.Conn) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readyTimeout)
+		defer cancel()
+	}
 	return nc.FlushWithContext(ctx)
 }
 
