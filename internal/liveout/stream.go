@@ -99,6 +99,9 @@ func Start(pub Publisher, subject string, run Run) *Stream {
 // of it. It never blocks on the network and never fails.
 func (s *Stream) Write(p []byte) (int, error) {
 	s.mu.Lock()
+	// The publisher empties the buffer before it waits for a poke (take
+	// decides under mu): only a write to an empty buffer needs to wake it.
+	wake := len(s.buf) == 0
 	switch {
 	case s.ending:
 	case len(s.buf)+len(p) > BufferSize:
@@ -110,7 +113,9 @@ func (s *Stream) Write(p []byte) (int, error) {
 		s.buf = append(s.buf, p...)
 	}
 	s.mu.Unlock()
-	s.poke()
+	if wake {
+		s.poke()
+	}
 	return len(p), nil
 }
 
