@@ -60,7 +60,7 @@
 // embedded single-node nats-server with JetStream on nats.embedded.store_dir
 // (listening on nats.embedded.listen if set).
 //
-// The operator commands (locks, status, trigger, unlock, suspend, resume,
+// The operator commands (locks, status, logs, trigger, unlock, suspend, resume,
 // replicas) connect to nats.url
 // if set; else to nats.embedded.listen if set and a `cronlock run` answers
 // there; else they start an embedded server of their own on store_dir. The

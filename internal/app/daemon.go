@@ -287,7 +287,7 @@ func (d *Daemon) openScheduler(ctx context.Context) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	jobs := NewJobMaker(JobOptionsFor(cfg), d.log)
+	jobs := NewJobMaker(d.jobOptions(cfg), d.log)
 	for _, cj := range d.cfg.Jobs {
 		if err := sched.Add(jobs.Job(cj)); err != nil {
 			locker.Close() // not transient: start-up ends, so the registered metrics do not matter

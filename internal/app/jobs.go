@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/internal/liveout"
 	"github.com/cronlock/cronlock/internal/proc"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
@@ -61,6 +62,8 @@ type JobOptions struct {
 	// LogLinesPerSecond and LogBytesPerSecond are each run's log budget
 	// (see proc.Command); 0 means proc's defaults.
 	LogLinesPerSecond, LogBytesPerSecond int
+	// Output, if not nil, publishes each run's live output (output.go).
+	Output OutputSink
 }
 
 // Job turns a configured job into a job.Job whose Run executes the command
@@ -159,9 +162,35 @@ func (c *commandJob) Run(ctx context.Context) error {
 	if c.payload != "" {
 		env = append(env, EnvPayload+"="+c.payload)
 	}
+	live := c.startOutput(info, &cmd)
 	err := cmd.Run(runCtx, env)
-	job.SetOutcome(ctx, job.Outcome{ExitCode: exitCode(err), Output: cmd.Tail.String()})
+	code := exitCode(err)
+	if live != nil {
+		live.End(code, errText(err))
+	}
+	job.SetOutcome(ctx, job.Outcome{ExitCode: code, Output: cmd.Tail.String()})
 	return err
+}
+
+// startOutput starts the run's live output, if the jobs publish it, as
+// cmd's Output; nil if not.
+func (c *commandJob) startOutput(info job.RunInfo, cmd *proc.Command) *liveout.Stream {
+	if c.run.opts.Output == nil {
+		return nil
+	}
+	live := c.run.opts.Output.StartOutput(c.name, info)
+	if live != nil {
+		cmd.Output = live
+	}
+	return live
+}
+
+// errText is err's message, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // stopOnLeaseLoss returns a context done when ctx is, whose cause, if ctx's

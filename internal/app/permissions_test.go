@@ -121,6 +121,7 @@ func TestLeastPrivilege(t *testing.T) {
 	if _, err := cl.Unlock(ctx, "perm.job"); err != nil && !errorsIsNotHeld(err) {
 		t.Errorf("Unlock: %v", err)
 	}
+	followsOutput(ctx, t, cl, "perm.job")
 	cl.Close()
 	stop1()
 	stop2()
@@ -153,7 +154,7 @@ func TestLeastPrivilegeInboxPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"inbox_prefix: " + prefix, `allow: ["` + prefix + `.>", "cronlock.cronlock_history.trigger.>"]`} {
+	for _, want := range []string{"inbox_prefix: " + prefix, `allow: ["` + prefix + `.>", "cronlock.cronlock_history.trigger.>", "cronlock.cronlock_history.output.>"]`} {
 		if !strings.Contains(string(doc), want) {
 			t.Fatalf("PERMISSIONS.md does not document %s", want)
 		}
@@ -306,4 +307,21 @@ kinds: [{name: k, shell: 'echo "$CRONLOCK_PAYLOAD" >> %s'}]
 	}
 	stop()
 	noViolations(t, logs)
+}
+
+// followsOutput fails the test unless a follower of the job's live output
+// receives a message (the job runs every second) within 10 s.
+func followsOutput(ctx context.Context, t *testing.T, cl *app.Client, name string) {
+	t.Helper()
+	f, err := cl.FollowOutput(ctx, name)
+	if err != nil {
+		t.Errorf("FollowOutput: %v", err)
+		return
+	}
+	defer f.Stop()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if e, err := f.Next(ctx); err != nil || e.Run.Job != name {
+		t.Errorf("following the live output: %+v, %v; want a message of the job's run", e, err)
+	}
 }

@@ -151,7 +151,7 @@ func (d *Daemon) applyJobs(next *config.Config) jobChanges {
 	// kept: jobs whose change failed and which stay as they were (the
 	// previous version, or nothing for a failed add).
 	kept := map[string]*config.Job{}
-	jobs := NewJobMaker(JobOptionsFor(d.cfg), d.log)
+	jobs := NewJobMaker(d.jobOptions(d.cfg), d.log)
 	for i := range next.Jobs {
 		j := &next.Jobs[i]
 		oi, ok := old[j.Name]

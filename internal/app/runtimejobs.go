@@ -106,7 +106,7 @@ func (d *Daemon) openRuntimeJobs(ctx context.Context, cfg *config.Config) (*runt
 		return nil, err
 	}
 	r := &runtimeJobs{d: d, store: store, log: d.log.With().Str("component", "runtime_jobs").Logger(),
-		maker: NewJobMaker(JobOptionsFor(cfg), d.log), jobs: map[string]*runtimeJob{}, refused: map[string]refusedDef{},
+		maker: NewJobMaker(d.jobOptions(cfg), d.log), jobs: map[string]*runtimeJob{}, refused: map[string]refusedDef{},
 		fileNames: fileJobNames(cfg), strings: map[string]string{}}
 	d.runtime.Store(r) // before the follow: its deliveries find it
 	if r.f, err = store.Bucket().FollowData(ctx, r.heard); err != nil {

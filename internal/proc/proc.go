@@ -79,6 +79,12 @@ type Command struct {
 	// in the order Run reads them, whole lines at a time where lines fit
 	// in MaxLine. nil keeps nothing.
 	Tail *Tail
+	// Output, if not nil, receives the same bytes as Tail, in the same
+	// pieces, from the goroutines that read the job's output (both
+	// streams, concurrently): its Write must be safe for concurrent use
+	// and must not block, as the job stalls while its output is not read.
+	// Its errors are ignored. nil: none.
+	Output io.Writer
 	// Deadline, if not nil, is the run's lease deadline: Run passes each
 	// deadline it reports to the shim, which SIGKILLs the group on its own
 	// once CLOCK_MONOTONIC passes the latest one, even while cronlock is
@@ -213,13 +219,31 @@ func (c Command) environ(extraEnv []string) ([]string, error) {
 	return env, nil
 }
 
+// sink is what receives every byte of the output: Tail, and Output if set.
+func (c Command) sink() io.Writer {
+	if c.Output == nil {
+		return c.Tail
+	}
+	return teeWriter{c.Tail, c.Output}
+}
+
+// teeWriter writes to both writers, ignoring their errors (neither
+// writer's failure may stop the job's output from being read).
+type teeWriter struct{ a, b io.Writer }
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	_, _ = t.a.Write(p)
+	_, _ = t.b.Write(p)
+	return len(p), nil
+}
+
 // pump logs r line by line within the budget b, and copies it to tail,
 // until r fails or reaches EOF. A line longer than
 // maxLine is logged cut, with truncated=true, and the rest of it up to the
 // next newline is read and dropped, so memory stays bounded by the reader's
 // buffer of maxLine+2 bytes (room for "\r\n") whatever the job writes. A trailing "\n" or
 // "\r\n" is not logged; a final line without newline is.
-func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, maxLine int, tail *Tail, b *budget) {
+func pump(r io.Reader, log *zerolog.Logger, level zerolog.Level, stream string, maxLine int, tail io.Writer, b *budget) {
 	br := bufio.NewReaderSize(r, maxLine+2)
 	discarding := false // inside the dropped rest of a cut line
 	for {

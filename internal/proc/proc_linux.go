@@ -89,7 +89,7 @@ func (c Command) Run(ctx context.Context, extraEnv []string) error {
 	}
 	defer s.close()
 	b := c.budget()
-	s.startPumps(&c.Logger, c.maxLine(), c.Tail, b)
+	s.startPumps(&c.Logger, c.maxLine(), c.sink(), b)
 	stopDeadlines := s.sendDeadlines(c.Deadline)
 
 	stopped, waitErr := s.waitOrStop(ctx, grace)
@@ -248,7 +248,7 @@ func closeFiles(fs ...*os.File) {
 func (s *shimProc) close() { closeFiles(s.link, s.outR, s.errR) }
 
 // startPumps starts logging the job's output; drain waits for them.
-func (s *shimProc) startPumps(log *zerolog.Logger, maxLine int, tail *Tail, b *budget) {
+func (s *shimProc) startPumps(log *zerolog.Logger, maxLine int, tail io.Writer, b *budget) {
 	s.pumps.Add(2)
 	go func() {
 		defer s.pumps.Done()

@@ -53,7 +53,9 @@ type Options struct {
 // server holds one Handler's state.
 type server struct {
 	src      Source
-	defs     Definitions // src's, when it has runtime jobs; nil otherwise
+	defs     Definitions   // src's, when it has runtime jobs; nil otherwise
+	output   Output        // src's, when it follows live output; nil otherwise
+	streams  chan struct{} // the output streams open (output.go)
 	opts     Options
 	tmpl     *template.Template
 	refusals *RefusalLog
@@ -69,6 +71,8 @@ func Handler(src Source, opts Options) http.Handler {
 	s := &server{src: &watched{Source: src, log: opts.Logger}, opts: opts, tmpl: parseTemplates(),
 		refusals: opts.Refusals}
 	s.defs, _ = src.(Definitions)
+	s.output, _ = src.(Output)
+	s.streams = make(chan struct{}, maxOutputStreams)
 	if s.refusals == nil {
 		s.refusals = NewRefusalLog(opts.Logger)
 	}
@@ -84,6 +88,7 @@ func Handler(src Source, opts Options) http.Handler {
 	mux.HandleFunc("GET /api/jobs/{name}", s.apiJob)
 	mux.HandleFunc("GET /api/jobs/{name}/runs", s.apiRuns)
 	mux.HandleFunc("GET /api/jobs/{name}/revisions", s.apiRevisions)
+	mux.HandleFunc("GET /api/jobs/{name}/output", s.apiOutput)
 	mux.HandleFunc("PUT /api/jobs/{name}", s.apiPutJob)
 	mux.HandleFunc("DELETE /api/jobs/{name}", s.apiDeleteJob)
 	mux.HandleFunc("GET /api/replicas", s.apiReplicas)

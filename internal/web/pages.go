@@ -23,6 +23,8 @@ type jobData struct {
 	Now    time.Time
 	Detail JobDetail
 	Error  string
+	// LiveOutput: the source follows live output (output.go).
+	LiveOutput bool
 }
 
 // parseTemplates parses the embedded templates. They are fixed at build
@@ -63,7 +65,7 @@ func (s *server) indexPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	data := jobData{Admin: s.tokens().Admin != "", Now: s.opts.Now()}
+	data := jobData{Admin: s.tokens().Admin != "", Now: s.opts.Now(), LiveOutput: s.output != nil}
 	code := http.StatusOK
 	d, err := s.src.Job(r.Context(), name)
 	if err != nil {
