@@ -38,9 +38,5 @@ func (c *Client) AwaitCancelled(ctx context.Context, run scheduler.Run) (schedul
 	}
 	ctx, cancel := context.WithTimeout(ctx, grace+cancelWaitMargin)
 	defer cancel()
-	h, err := c.history(ctx)
-	if err != nil {
-		return scheduler.Run{}, err
-	}
-	return h.AwaitRun(ctx, run)
+	return c.AwaitRun(ctx, run)
 }
