@@ -144,7 +144,12 @@ func (s *Stream) publish() {
 	for range s.wake {
 		for {
 			data, dropped, ending := s.take(&scratch)
-			if len(data) == 0 && dropped == 0 {
+			if len(data) == 0 {
+				// Only a count of dropped bytes: it goes with the next
+				// message. Sending it alone would retry for as long as
+				// the connection is down (each failed send adds to the
+				// count), and End would wait for NATS to come back.
+				s.keepDropped(dropped)
 				if ending {
 					s.send(s.endMsg())
 					return
@@ -176,6 +181,13 @@ func (s *Stream) take(scratch *[]byte) (data []byte, dropped int64, ending bool)
 	s.buf = s.buf[:copy(s.buf, s.buf[n:])]
 	dropped, s.dropped = s.dropped, 0
 	return *scratch, dropped, s.ending
+}
+
+// keepDropped adds n back to the dropped count, for the next message.
+func (s *Stream) keepDropped(n int64) {
+	s.mu.Lock()
+	s.dropped += n
+	s.mu.Unlock()
 }
 
 // send publishes m, or counts its data dropped for the next message when

@@ -3,8 +3,11 @@ package liveout_test
 import (
 	"bytes"
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/cronlock/cronlock/internal/liveout"
 	"github.com/cronlock/cronlock/internal/natstest"
@@ -59,5 +62,34 @@ func TestStreamBoundedAndAccounted(t *testing.T) {
 	}
 	if got+dropped != lines*100 || dropped == 0 {
 		t.Errorf("%d bytes received + %d dropped, want %d written with some dropped", got, dropped, lines*100)
+	}
+}
+
+// downPublisher is a connection that is down: nothing can be sent.
+type downPublisher struct{ sends atomic.Int64 }
+
+func (p *downPublisher) PublishMsg(*nats.Msg) error { p.sends.Add(1); return nats.ErrConnectionClosed }
+func (p *downPublisher) IsConnected() bool          { return false }
+
+// While the connection is down, output is dropped and End returns at
+// once: it does not wait for NATS, and the publisher does not spin
+// retrying the count of what it dropped.
+func TestEndDoesNotWaitForADownConnection(t *testing.T) {
+	t.Parallel()
+	pub := &downPublisher{}
+	s := liveout.Start(pub, "out", liveout.Run{Job: "j"})
+	if _, err := s.Write([]byte("a line\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the publisher tries to send the line
+	ended := make(chan struct{})
+	go func() {
+		s.End(nil, "")
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(2 * time.Second):
+		t.Fatal("End waited for a connection that is down")
 	}
 }
