@@ -64,6 +64,11 @@ type Job struct {
 	// Overlap is what a tick that comes while the job runs does (see
 	// Overlap); the zero value skips it.
 	Overlap Overlap
+	// Group, when named, limits the runs of its jobs at once across all
+	// replicas (see Group): a tick that finds the group full waits for a
+	// slot until StartingDeadline after the tick (not at all without one)
+	// and is then recorded missed with reason group_full.
+	Group Group
 	// Definition identifies what Run does, such as a hash of the command
 	// it runs: the scheduler writes it with each claim of the job's ticks
 	// and reports a claim written under another Definition (another
@@ -163,6 +168,9 @@ func (j Job) validate(s Schedule, err error) error {
 	}
 	if j.Overlap < OverlapSkip || j.Overlap > OverlapReplace {
 		add("overlap: unknown policy %v", j.Overlap)
+	}
+	if err := j.Group.validate(); err != nil {
+		add("%v", err)
 	}
 	if j.Jitter < 0 {
 		add("jitter: must not be negative, got %v", j.Jitter)

@@ -56,7 +56,7 @@ const (
 // MissedReasons are the reasons of missed entries: the values of the reason
 // label of cronlock_ticks_missed_total, each of which exists (at 0) for
 // every job from its start.
-var MissedReasons = []Reason{ReasonOverlap, ReasonNoReplica, ReasonOutage, ReasonLockHeld}
+var MissedReasons = []Reason{ReasonOverlap, ReasonNoReplica, ReasonOutage, ReasonLockHeld, ReasonGroupFull}
 
 // Run is one entry of a job's shared history.
 type Run struct {

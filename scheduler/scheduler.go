@@ -52,6 +52,7 @@ type Scheduler struct {
 	older   olderGate
 	legacy  *lock.Locker
 	inHand  heldLocks
+	groups  groupSlots
 	reapers sync.WaitGroup
 	closing chan struct{}
 
@@ -129,6 +130,7 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
 		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(),
 		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}), legacy: locker,
+		groups: groupSlots{locker: locker, js: js, timeout: o.AcquireTimeout},
 	}
 	h.repairs = &repairs{now: s.serverNow, report: s.anomaly}
 	s.claims.trusted = s.trustedTick

@@ -76,6 +76,16 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 	if st.LastToken != 0 {
 		b = strconv.AppendUint(append(b, `,"last_token":`...), st.LastToken, 10)
 	}
+	b, err = st.appendRunControl(b, err)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendRunControl appends the run control's fields: a cancel request,
+// the failures in a row, a queued tick (see cancel.go, overlap.go).
+func (st *jobState) appendRunControl(b []byte, err error) ([]byte, error) {
 	if p := st.Cancel; p != nil {
 		b = appendString(append(b, `,"cancel":{"lease":`...), p.Lease)
 		if p.By != "" {
@@ -93,10 +103,7 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 	if !st.Queued.IsZero() {
 		b, err = appendNamedTime(b, err, `,"queued":`, st.Queued)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '}'), nil
+	return b, err
 }
 
 // appendJSON appends the run's JSON, without Output; an error that came

@@ -65,7 +65,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 		log = log.With().Str("catch_up_after", string(gapReason)).Logger()
 	}
 	run = c.run
-	s.execute(s.hard, e, &run, lease, log)
+	s.runInGroup(s.hard, e, &run, lease, log)
 	return true
 }
 
@@ -104,7 +104,7 @@ func (s *Scheduler) rerunTick(e *entry) {
 	run = c.run
 	run.interruptions = p.Interruptions
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
-	s.execute(s.hard, e, &run, lease, log)
+	s.runInGroup(s.hard, e, &run, lease, log)
 }
 
 // lockTick takes the job's lock for tick and makes change in the same

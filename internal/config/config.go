@@ -96,6 +96,9 @@ type Config struct {
 	RuntimeJobs RuntimeJobs `yaml:"runtime_jobs"`
 	// Kinds are the named commands that jobs run by naming them (kind:).
 	Kinds []Kind `yaml:"kinds"`
+	// Groups are the cluster-wide concurrency groups that jobs name
+	// (group:), by name.
+	Groups map[string]Group `yaml:"groups"`
 }
 
 // NATS says how to reach NATS JetStream.
@@ -369,6 +372,13 @@ type Job struct {
 	// "replace" cancels the running run (recorded cancelled, reason
 	// replaced) and runs once it is gone.
 	Overlap string `yaml:"overlap"`
+	// Group names a concurrency group of Config.Groups: at most its
+	// max_running runs of its jobs at once across all replicas. A tick that
+	// finds it full waits for a slot until starting_deadline after the tick
+	// (not at all without one), then is missed with reason group_full.
+	Group string `yaml:"group"`
+	// GroupMaxRunning is the group's max_running, set by validation.
+	GroupMaxRunning int `yaml:"-"`
 	// Jitter delays each tick's run by up to this much, the same delay on
 	// every replica for a given job and tick (a hash, not a random number),
 	// to spread jobs that share a schedule. Default 0. >= 0.

@@ -151,7 +151,7 @@ func TestExampleDecodes(t *testing.T) {
 			Env:     map[string]string{"GREETING": "hello"}, Dir: "/tmp",
 			Timeout: Duration(20 * time.Second), Retries: 2, RetryBackoff: Duration(5 * time.Second),
 			StartingDeadline: Duration(30 * time.Second), OnInterrupt: "rerun", Jitter: Duration(2 * time.Second), Grace: grace, Location: berlin,
-			SuspendAfterFailures: 5, Overlap: "queue",
+			SuspendAfterFailures: 5, Overlap: "queue", Group: "reports", GroupMaxRunning: 2,
 			Notify: []NotifyTarget{{
 				Command: []string{"sh", "-c", "cat >> reports-failures.jsonl; echo >> reports-failures.jsonl"},
 				On:      []string{"failure"},
@@ -174,8 +174,9 @@ func TestExampleDecodes(t *testing.T) {
 			Shell: "echo one-off at $CRONLOCK_TICK", Grace: grace, Location: time.UTC,
 			Cal: &job.Calendar{At: time.Date(2030, 12, 24, 18, 0, 0, 0, time.FixedZone("", 3600))},
 		}},
-		Kinds: []Kind{{Name: "report", Command: []string{"sh", "-c", "echo report for $CRONLOCK_PAYLOAD"}, Timeout: Duration(time.Minute)}},
-		Path:  examplePath,
+		Kinds:  []Kind{{Name: "report", Command: []string{"sh", "-c", "echo report for $CRONLOCK_PAYLOAD"}, Timeout: Duration(time.Minute)}},
+		Groups: map[string]Group{"reports": {MaxRunning: 2}},
+		Path:   examplePath,
 	}
 	for i := range cfg.Jobs {
 		if cfg.Jobs[i].Line == 0 {
@@ -191,6 +192,10 @@ func TestExampleDecodes(t *testing.T) {
 	}
 	for k := range cfg.Kinds {
 		cfg.Kinds[k].Line = 0
+	}
+	for name, g := range cfg.Groups {
+		g.Line = 0
+		cfg.Groups[name] = g
 	}
 	cfg.Digest = [sha256.Size]byte{} // of the bytes: not what this test checks
 	if !reflect.DeepEqual(cfg, want) {

@@ -89,6 +89,7 @@ func (d *decoder) validate(c *Config) {
 	d.check(c.MaxConcurrentRuns < 0, "max_concurrent_runs", nil, "must not be negative (0: no limit), got %d", c.MaxConcurrentRuns)
 	d.validateBounds(c)
 	d.validateLibrary(c)
+	d.validateGroups(c)
 
 	if c.HTTP.Listen != "" {
 		d.checkListen("http.listen", c.HTTP.Listen)
@@ -251,6 +252,7 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
 	d.check(j.SuspendAfterFailures < 0, at("suspend_after_failures"), nil, "must not be negative, got %d", j.SuspendAfterFailures)
 	d.validateOverlap(j, at)
+	d.validateJobGroup(c, j, at)
 	d.validateJobBounds(j, p, sched)
 	switch j.OnInterrupt {
 	case "", "skip", "rerun":
