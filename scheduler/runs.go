@@ -62,9 +62,11 @@ var MissedReasons = []Reason{ReasonOverlap, ReasonNoReplica, ReasonOutage, Reaso
 type Run struct {
 	Job string `json:"job"`
 	// ID numbers the job's entries: it grows by one with each entry.
-	ID       uint64    `json:"id,omitempty"`
-	Tick     time.Time `json:"tick"`
-	Manual   bool      `json:"manual,omitempty"` // started by Trigger, not by the schedule
+	ID     uint64    `json:"id,omitempty"`
+	Tick   time.Time `json:"tick"`
+	Manual bool      `json:"manual,omitempty"` // started by Trigger, not by the schedule
+	// Backfill: a run of a past tick that a backfill ran (History.Backfill).
+	Backfill bool      `json:"backfill,omitempty"`
 	Owner    string    `json:"owner,omitempty"`
 	Token    uint64    `json:"token,omitempty"`
 	Attempts int       `json:"attempts,omitempty"`
@@ -194,6 +196,8 @@ type jobState struct {
 	// Queued is a tick that came while the job ran, waiting for the run
 	// to end (job.OverlapQueue, OverlapReplace; see overlap.go).
 	Queued time.Time `json:"queued,omitzero"`
+	// Backfill is a backfill in progress (see backfill.go).
+	Backfill *backfill `json:"backfill,omitempty"`
 }
 
 // Suspension records an operator's suspend.

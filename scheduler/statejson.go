@@ -103,6 +103,18 @@ func (st *jobState) appendRunControl(b []byte, err error) ([]byte, error) {
 	if !st.Queued.IsZero() {
 		b, err = appendNamedTime(b, err, `,"queued":`, st.Queued)
 	}
+	if p := st.Backfill; p != nil {
+		b, err = appendNamedTime(b, err, `,"backfill":{"from":`, p.From)
+		b, err = appendNamedTime(b, err, `,"to":`, p.To)
+		b, err = appendNamedTime(b, err, `,"next":`, p.Next)
+		b = strconv.AppendInt(append(b, `,"total":`...), int64(p.Total), 10)
+		b = strconv.AppendInt(append(b, `,"done":`...), int64(p.Done), 10)
+		if p.By != "" {
+			b = appendString(append(b, `,"by":`...), p.By)
+		}
+		b, err = appendNamedTime(b, err, `,"at":`, p.At)
+		b = append(b, '}')
+	}
 	return b, err
 }
 
@@ -116,6 +128,9 @@ func (r *Run) appendJSON(b []byte, err error) ([]byte, error) {
 	b, err = appendNamedTime(b, err, `,"tick":`, r.Tick)
 	if r.Manual {
 		b = append(b, `,"manual":true`...)
+	}
+	if r.Backfill {
+		b = append(b, `,"backfill":true`...)
 	}
 	if r.Owner != "" {
 		b = appendString(append(b, `,"owner":`...), r.Owner)
