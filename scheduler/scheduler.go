@@ -53,6 +53,7 @@ type Scheduler struct {
 	legacy  *lock.Locker
 	inHand  heldLocks
 	groups  groupSlots
+	ownRuns parallelRuns
 	reapers sync.WaitGroup
 	closing chan struct{}
 

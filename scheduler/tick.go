@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 )
 
@@ -33,6 +34,9 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	}
 	if e.outageMarked() {
 		gapReason = ReasonOutage
+	}
+	if e.job.Overlap == job.OverlapAllow {
+		return s.runParallel(e, tick, gapReason, log)
 	}
 	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, definition: e.job.Definition}
 	var c claimed

@@ -37,6 +37,11 @@ jobs:%s
     overlap: replace
     grace: 1s
     shell: sleep 30
+  - name: parallel
+    schedule: "* * * * * *"
+    overlap: allow
+    max_parallel: 2
+    shell: sleep 2.5
   - name: flaky
     schedule: "* * * * * *"
     suspend_after_failures: 2
@@ -119,6 +124,7 @@ func TestOverlapPoliciesAndSuspendAfterFailures(t *testing.T) {
 	})
 
 	checkGroup(t, func(job string) []statusRun { return finishedOf(runs(job)) })
+	checkParallel(t, finished("parallel"))
 
 	waitFor(t, 10*time.Second, "the suspended notification", func() bool { return strings.Contains(readOrEmpty(notes), `"event":"suspended"`) })
 	time.Sleep(1500 * time.Millisecond) // ticks pass: no replica may run the suspended job
@@ -176,6 +182,29 @@ func checkGroup(t *testing.T, finished func(job string) []statusRun) {
 		if at > 2 {
 			t.Errorf("%d runs of the group at once at %v, want at most 2", at, r.Start)
 		}
+	}
+}
+
+// checkParallel checks the runs of the allow job (max_parallel 2): each
+// tick once, never more than two at once, and two at once at some point.
+func checkParallel(t *testing.T, runs []statusRun) {
+	t.Helper()
+	ticks, most := map[time.Time]bool{}, 0
+	for _, r := range runs {
+		if ticks[r.Tick] {
+			t.Errorf("parallel: tick %v ran twice", r.Tick)
+		}
+		ticks[r.Tick] = true
+		at := 0
+		for _, o := range runs {
+			if !o.Start.After(r.Start) && o.End.After(r.Start) {
+				at++
+			}
+		}
+		most = max(most, at)
+	}
+	if most != 2 {
+		t.Errorf("parallel: at most %d runs at once, want 2 (max_parallel) among %d runs", most, len(runs))
 	}
 }
 

@@ -118,6 +118,7 @@ func (m JobMaker) Job(cj config.Job) job.Job {
 		Suspended:            cj.Suspended,
 		SuspendAfterFailures: cj.SuspendAfterFailures,
 		Overlap:              overlapPolicy(cj.Overlap),
+		MaxParallel:          cj.MaxParallel,
 		Group:                job.Group{Name: cj.Group, MaxRunning: cj.GroupMaxRunning},
 		Definition:           DefinitionHash(cj),
 		Run:                  c.Run,

@@ -370,8 +370,12 @@ type Job struct {
 	// (the default) is missed with reason overlap; "queue" runs as soon as
 	// the run ends (the latest such tick; older ones are missed, overlap);
 	// "replace" cancels the running run (recorded cancelled, reason
-	// replaced) and runs once it is gone.
+	// replaced) and runs once it is gone; "allow" starts it while earlier
+	// runs still run, up to max_parallel at once across all replicas.
 	Overlap string `yaml:"overlap"`
+	// MaxParallel bounds the runs at once under overlap allow. Default 1;
+	// 1 to 1000; above 1 only with overlap allow.
+	MaxParallel int `yaml:"max_parallel"`
 	// Group names a concurrency group of Config.Groups: at most its
 	// max_running runs of its jobs at once across all replicas. A tick that
 	// finds it full waits for a slot until starting_deadline after the tick

@@ -151,7 +151,7 @@ func TestExampleDecodes(t *testing.T) {
 			Env:     map[string]string{"GREETING": "hello"}, Dir: "/tmp",
 			Timeout: Duration(20 * time.Second), Retries: 2, RetryBackoff: Duration(5 * time.Second),
 			StartingDeadline: Duration(30 * time.Second), OnInterrupt: "rerun", Jitter: Duration(2 * time.Second), Grace: grace, Location: berlin,
-			SuspendAfterFailures: 5, Overlap: "queue", Group: "reports", GroupMaxRunning: 2,
+			SuspendAfterFailures: 5, Overlap: "queue", MaxParallel: 1, Group: "reports", GroupMaxRunning: 2,
 			Notify: []NotifyTarget{{
 				Command: []string{"sh", "-c", "cat >> reports-failures.jsonl; echo >> reports-failures.jsonl"},
 				On:      []string{"failure"},

@@ -391,14 +391,15 @@ func placeholderToken(tok string) bool {
 	return strings.Trim(norm, "secrtoknadmi") == "" // only "secret", "token", "admin" repeated or mixed
 }
 
-// validateOverlap checks the job's overlap key. Running ticks side by side
-// (allow, with max_parallel) is not a policy of this release: it is refused
-// by name rather than read as another.
+// validateOverlap checks the job's overlap and max_parallel keys.
 func (d *decoder) validateOverlap(j *Job, at func(string) string) {
-	if j.Overlap == "allow" {
-		d.check(true, at("overlap"), nil, "allow is not supported by this release; use skip, queue or replace")
-		return
-	}
 	_, err := job.ParseOverlap(j.Overlap)
 	d.check(err != nil, at("overlap"), nil, "%v", err)
+	switch {
+	case !d.set[at("max_parallel")]:
+	case j.MaxParallel < 1 || j.MaxParallel > job.MaxMaxParallel:
+		d.check(true, at("max_parallel"), nil, "must be between 1 and %d, got %d", job.MaxMaxParallel, j.MaxParallel)
+	case j.MaxParallel > 1 && j.Overlap != "allow":
+		d.check(true, at("max_parallel"), nil, "%d runs at once need overlap: allow", j.MaxParallel)
+	}
 }
