@@ -169,7 +169,12 @@ func (s *Scheduler) runInGroup(parent context.Context, e *entry, run *Run, lease
 	if run.Manual {
 		until = run.Start.Add(e.job.StartingDeadline)
 	}
-	slot, err := s.groups.waitSlot(parent, g, run.Tick, until)
+	// A cancel request, or the lease's loss, ends the wait too.
+	wctx, stopWait := context.WithCancel(parent)
+	unhook := context.AfterFunc(lease.Cancelled(), stopWait)
+	slot, err := s.groups.waitSlot(wctx, g, run.Tick, until)
+	unhook()
+	stopWait()
 	if err != nil {
 		s.noSlot(e, run, lease, err, log)
 		return
@@ -192,7 +197,14 @@ func (s *Scheduler) runInGroup(parent context.Context, e *entry, run *Run, lease
 func (s *Scheduler) noSlot(e *entry, run *Run, lease *heldLock, err error, log zerolog.Logger) {
 	g := e.job.Group
 	run.End = s.now()
+	var ce *CancelledError
 	switch {
+	case errors.As(context.Cause(lease.Cancelled()), &ce):
+		run.Status, run.By, run.Reason, run.Error = StatusCancelled, ce.By, ce.Reason, ce.Error()+" while waiting for a slot of group "+g.Name
+		log.Info().Str("group", g.Name).Str("by", ce.By).Msg("run cancelled while waiting for a slot of its concurrency group")
+	case errors.Is(context.Cause(lease.Context()), lock.ErrLeaseLost):
+		run.Status, run.Error = StatusLost, "the job's lock was lost while waiting for a slot of group "+g.Name
+		s.m.leaseLost(run.Job)
 	case errors.Is(err, errGroupFull):
 		run.Status, run.Reason, run.Ticks = StatusMissed, ReasonGroupFull, 1
 		run.Error = fmt.Sprintf("group %s was full (max_running %d) until the tick's starting deadline", g.Name, g.MaxRunning)
