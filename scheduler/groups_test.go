@@ -14,9 +14,9 @@ import (
 
 // Five jobs of a group with max_running 2, due at once on three replicas:
 // never more than two run at once, and all five run that tick (they wait
-// for a slot within their starting deadline). A sixth job of the group
-// without a starting deadline that finds the group full is missed with
-// reason group_full.
+// for a slot within their starting deadline). A sixth job of the group,
+// every second and without a starting deadline, is missed with reason
+// group_full while the group is full.
 func TestGroupLimitsRunsAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
@@ -39,7 +39,7 @@ func TestGroupLimitsRunsAcrossReplicas(t *testing.T) {
 			mu.Unlock()
 		}()
 		select {
-		case <-time.After(700 * time.Millisecond):
+		case <-time.After(1500 * time.Millisecond):
 		case <-ctx.Done():
 		}
 		return ctx.Err()
@@ -52,8 +52,9 @@ func TestGroupLimitsRunsAcrossReplicas(t *testing.T) {
 			addJob(t, r, job.Job{Name: fmt.Sprintf("backup.%d", i), Schedule: "*/10 * * * * *", Group: g,
 				StartingDeadline: 8 * time.Second, Run: work})
 		}
-		// A second after the backups' tick, while they fill both slots.
-		addJob(t, r, job.Job{Name: "eager", Schedule: "1,11,21,31,41,51 * * * * *", Group: g, Run: work})
+		// Every second: while the backups fill both slots or wait in
+		// line, it finds the group full and does not wait.
+		addJob(t, r, job.Job{Name: "eager", Schedule: "* * * * * *", Group: g, Run: work})
 		reps = append(reps, r)
 		r.start(t)
 	}
@@ -69,7 +70,7 @@ func TestGroupLimitsRunsAcrossReplicas(t *testing.T) {
 		return n == 5
 	}
 	waitFor(t, 25*time.Second, "all five jobs of the group ran", done)
-	waitFor(t, 5*time.Second, "eager missed with group_full", func() bool {
+	waitFor(t, 15*time.Second, "eager missed with group_full", func() bool {
 		return len(withStatus(runsOf(t, reps[0], "eager"), scheduler.StatusMissed)) > 0
 	})
 	waitFor(t, 3*time.Second, "the group's runs ended", func() bool { mu.Lock(); defer mu.Unlock(); return running == 0 })
