@@ -42,6 +42,10 @@ const ReasonReplaced Reason = "replaced"
 // the tick asked for).
 var ErrNotRunning = errors.New("not running")
 
+// ErrSeveralRunning: Cancel without a tick of a job with several runs in
+// progress (overlap allow): say which.
+var ErrSeveralRunning = errors.New("several runs in progress")
+
 // CancelledError is the cause of a run's context cancelled by a cancel
 // request (History.Cancel, an overlap: replace tick).
 type CancelledError struct {
@@ -106,7 +110,7 @@ func (h *History) Cancel(ctx context.Context, name string, o CancelOptions) (Run
 		for i, r := range several {
 			ticks[i] = r.Tick.UTC().Format(time.RFC3339)
 		}
-		return Run{}, fmt.Errorf("job %q: %d runs are in progress (ticks %s): say which with a tick", name, len(several), strings.Join(ticks, ", "))
+		return Run{}, fmt.Errorf("job %q: %w (%d, ticks %s): say which with a tick", name, ErrSeveralRunning, len(several), strings.Join(ticks, ", "))
 	case !found && !o.Tick.IsZero():
 		return Run{}, fmt.Errorf("job %q: %w at tick %s", name, ErrNotRunning, o.Tick.UTC().Format(time.RFC3339))
 	case !found:

@@ -72,7 +72,7 @@ func (s *Scheduler) runParallel(e *entry, tick time.Time, gapReason Reason, log 
 			s.slots.release()
 		}
 	}()
-	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, definition: e.job.Definition}
+	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, Parallel: true, definition: e.job.Definition}
 	var c claimed
 	req := claimRequest{sched: e.sched, run: run, gapReason: gapReason, gone: s.ownerGone(s.ctx)}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.stateTimeout())
@@ -240,7 +240,7 @@ func (p *parallelRuns) has(name string, token uint64) bool {
 func runningParallel(st *jobState) []Run {
 	var out []Run
 	for _, r := range st.Runs {
-		if r.Status == StatusRunning && (st.Holder == nil || r.Token != st.Holder.Token) && r.Token != 0 {
+		if r.Status == StatusRunning && r.Parallel {
 			out = append(out, r)
 		}
 	}

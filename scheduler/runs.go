@@ -66,7 +66,10 @@ type Run struct {
 	Tick   time.Time `json:"tick"`
 	Manual bool      `json:"manual,omitempty"` // started by Trigger, not by the schedule
 	// Backfill: a run of a past tick that a backfill ran (History.Backfill).
-	Backfill bool      `json:"backfill,omitempty"`
+	Backfill bool `json:"backfill,omitempty"`
+	// Parallel: a run under overlap allow, which holds one of the job's
+	// parallel slots instead of its record (parallel.go).
+	Parallel bool      `json:"parallel,omitempty"`
 	Owner    string    `json:"owner,omitempty"`
 	Token    uint64    `json:"token,omitempty"`
 	Attempts int       `json:"attempts,omitempty"`

@@ -132,6 +132,9 @@ func (r *Run) appendJSON(b []byte, err error) ([]byte, error) {
 	if r.Backfill {
 		b = append(b, `,"backfill":true`...)
 	}
+	if r.Parallel {
+		b = append(b, `,"parallel":true`...)
+	}
 	if r.Owner != "" {
 		b = appendString(append(b, `,"owner":`...), r.Owner)
 	}

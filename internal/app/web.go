@@ -228,6 +228,11 @@ func (s *webSource) job(ctx context.Context, st webState, v jobView, ss schedule
 	if h := shared.Holder; h != nil {
 		j.Running, j.Holder, j.Token = true, h.Owner, h.Token
 	}
+	for _, r := range shared.Runs { // runs under overlap allow hold no record
+		if !j.Running && r.Status == scheduler.StatusRunning && r.Parallel {
+			j.Running, j.Holder, j.Token = true, r.Owner, r.Token
+		}
+	}
 	return j, shared, nil
 }
 
@@ -340,8 +345,11 @@ func (s *webSource) Cancel(ctx context.Context, name string) error {
 		return err
 	}
 	_, err = st.hist.Cancel(ctx, name, scheduler.CancelOptions{By: cancelledBy})
-	if errors.Is(err, scheduler.ErrNotRunning) {
+	switch {
+	case errors.Is(err, scheduler.ErrNotRunning):
 		return busyError{fmt.Errorf("%w: nothing to cancel", err)}
+	case errors.Is(err, scheduler.ErrSeveralRunning):
+		return busyError{fmt.Errorf("%w; cancel one with 'cronlock cancel --tick TIME %s'", err, name)}
 	}
 	return err
 }
