@@ -64,6 +64,14 @@ type Job struct {
 	// Overlap is what a tick that comes while the job runs does (see
 	// Overlap); the zero value skips it.
 	Overlap Overlap
+	// RunOn says whether a tick runs on one replica (the zero value) or on
+	// every live replica (see RunOn).
+	RunOn RunOn
+	// OnReplicas, when not empty, restricts the job to the replicas whose
+	// labels (scheduler.Options.ReplicaLabels) have every one of its
+	// pairs: another replica never tries its ticks, and a tick at which no
+	// matching replica is live is recorded missed with reason no_replica.
+	OnReplicas map[string]string
 	// Definition identifies what Run does, such as a hash of the command
 	// it runs: the scheduler writes it with each claim of the job's ticks
 	// and reports a claim written under another Definition (another
@@ -163,6 +171,12 @@ func (j Job) validate(s Schedule, err error) error {
 	}
 	if j.Overlap < OverlapSkip || j.Overlap > OverlapReplace {
 		add("overlap: unknown policy %v", j.Overlap)
+	}
+	if j.RunOn != RunOnOne && j.RunOn != RunOnEveryReplica {
+		add("runOn: unknown setting %v", j.RunOn)
+	}
+	if err := ValidateLabels(j.OnReplicas); err != nil {
+		add("onReplicas: %v", err)
 	}
 	if j.Jitter < 0 {
 		add("jitter: must not be negative, got %v", j.Jitter)

@@ -123,7 +123,8 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	if !o.LocalClock {
 		offset = &registry.OffsetEstimate{}
 	}
-	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Format: StoredFormat, Started: o.Clock.Now().UTC()}
+	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Format: StoredFormat, Started: o.Clock.Now().UTC(),
+		Labels: o.ReplicaLabels}
 	s := &Scheduler{
 		opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
@@ -153,6 +154,7 @@ func (s *Scheduler) Add(j job.Job) error {
 	if err := checkDefinition(j); err != nil {
 		return err
 	}
+	j = s.placed(j)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopping {
@@ -176,11 +178,11 @@ func (s *Scheduler) Add(j job.Job) error {
 func (s *Scheduler) Remove(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.jobs[name]
+	e, key, ok := s.entryNamed(name)
 	if !ok {
 		return fmt.Errorf("scheduler: Remove: %w %q", ErrUnknownJob, name)
 	}
-	delete(s.jobs, name)
+	delete(s.jobs, key)
 	s.stopLoop(e)
 	return nil
 }
@@ -314,7 +316,7 @@ func (s *Scheduler) Jobs() []Status {
 // them for a page of one job).
 func (s *Scheduler) Job(name string) (Status, bool) {
 	s.mu.Lock()
-	e, ok := s.jobs[name]
+	e, _, ok := s.entryNamed(name)
 	s.mu.Unlock()
 	if !ok {
 		return Status{}, false

@@ -50,7 +50,7 @@ func (s *Scheduler) waitTurn(ctx context.Context, e *entry, tick time.Time) erro
 // spreadDelay is this replica's wait before trying the job's lock at tick
 // (a zero tick: a rerun, which waits only for being busy).
 func (s *Scheduler) spreadDelay(e *entry, tick time.Time) time.Duration {
-	live := s.registry.Live()
+	live := s.liveFor(e)
 	if len(live) < 2 {
 		return 0
 	}

@@ -90,7 +90,7 @@ func (s *Scheduler) beginManual(name string) (*entry, error) {
 		return nil, fmt.Errorf("scheduler: Trigger %q: %w", name, ErrStopped)
 	}
 
-	e, ok := s.jobs[name]
+	e, _, ok := s.entryNamed(name)
 	if !ok {
 		return nil, fmt.Errorf("scheduler: Trigger: %w %q", ErrUnknownJob, name)
 	}

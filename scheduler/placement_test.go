@@ -1,0 +1,118 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cronlock/cronlock/internal/natstest"
+	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// Three replicas, two labelled role: batch and one role: web, one NATS
+// server for three checks: a job with on_replicas {role: web} runs only on
+// the web replica; one with {role: gpu} runs nowhere and its ticks are
+// missed with reason no_replica; an every_replica job runs each tick once
+// on each replica, and the merged history shows one entry per replica.
+func TestPlacement(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	web, gpu, every := newRecorder(), newRecorder(), newRecorder()
+	labels := map[string]map[string]string{"p1": {"role": "batch"}, "p2": {"role": "web", "zone": "eu-1"}, "p3": {"role": "batch"}}
+	var reps []*replica
+	for _, id := range []string{"p1", "p2", "p3"} {
+		r := newReplica(t, url, lockOpts(id), scheduler.Options{Logger: testLogger(t, id), ReplicaLabels: labels[id]})
+		addJob(t, r, job.Job{Name: "web-only", Schedule: "* * * * * *", OnReplicas: map[string]string{"role": "web"}, Run: startRecorder(id, web, 0)})
+		addJob(t, r, job.Job{Name: "gpu-only", Schedule: "* * * * * *", OnReplicas: map[string]string{"role": "gpu"}, Run: startRecorder(id, gpu, 0)})
+		addJob(t, r, job.Job{Name: "local", Schedule: "* * * * * *", RunOn: job.RunOnEveryReplica, Run: startRecorder(id, every, 0)})
+		reps = append(reps, r)
+		r.start(t)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(every.all()) < 9 && time.Now().Before(deadline) {
+		every.next(t, 10*time.Second)
+	}
+	time.Sleep(1500 * time.Millisecond) // a no_replica tick is recorded noReplicaWait after it
+	for _, r := range reps {
+		r.stop()
+	}
+	for _, x := range web.all() {
+		if x.replica != "p2" {
+			t.Errorf("web-only ran on %s: want only p2 (role: web)", x.replica)
+		}
+	}
+	if len(web.all()) < 3 {
+		t.Errorf("web-only ran %d times, want every second on p2", len(web.all()))
+	}
+	if n := len(gpu.all()); n != 0 {
+		t.Errorf("gpu-only ran %d times with no matching replica", n)
+	}
+	missed := withStatus(runsOf(t, reps[0], "gpu-only"), scheduler.StatusMissed)
+	if len(missed) < 2 {
+		t.Errorf("gpu-only's history has %d missed entries, want its ticks missed", len(missed))
+	}
+	for _, m := range missed {
+		if m.Reason != scheduler.ReasonNoReplica {
+			t.Errorf("gpu-only missed %+v: reason %q, want no_replica", m, m.Reason)
+		}
+	}
+	checkEveryReplica(t, reps[0], every, 3)
+}
+
+// checkEveryReplica checks that each tick ran at most once per replica and
+// the ticks that ran everywhere ran on n replicas, both in the runs made
+// and in the merged history.
+func checkEveryReplica(t *testing.T, r *replica, runs *recorder, n int) {
+	t.Helper()
+	per := map[time.Time]map[string]int{}
+	for _, x := range runs.all() {
+		if per[x.tick] == nil {
+			per[x.tick] = map[string]int{}
+		}
+		per[x.tick][x.replica]++
+	}
+	full := 0
+	for tick, by := range per {
+		for rep, c := range by {
+			if c != 1 {
+				t.Errorf("tick %v ran %d times on %s, want once", tick, c, rep)
+			}
+		}
+		if len(by) == n {
+			full++
+		}
+	}
+	if full < 2 {
+		t.Errorf("runs by tick %v: want ticks that ran on each of %d replicas", per, n)
+	}
+	h, err := r.s.ReplicaRuns(context.Background(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := map[time.Time]map[string]bool{}
+	for _, run := range h {
+		if run.Job != "local" {
+			t.Errorf("merged entry %+v: Job %q, want local", run, run.Job)
+		}
+		if run.Status != scheduler.StatusSucceeded {
+			continue
+		}
+		if owners[run.Tick] == nil {
+			owners[run.Tick] = map[string]bool{}
+		}
+		if owners[run.Tick][run.Owner] {
+			t.Errorf("tick %v: two entries of owner %s", run.Tick, run.Owner)
+		}
+		owners[run.Tick][run.Owner] = true
+	}
+	shown := 0
+	for _, o := range owners {
+		if len(o) == n {
+			shown++
+		}
+	}
+	if shown < 2 {
+		t.Errorf("merged history %+v: want ticks with an entry per replica", h)
+	}
+}
