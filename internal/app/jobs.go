@@ -51,6 +51,13 @@ func overlapPolicy(s string) job.Overlap {
 	return o
 }
 
+// runOnSetting is the job's run_on key as a setting (validated by the
+// configuration: an unknown one is never here).
+func runOnSetting(s string) job.RunOn {
+	r, _ := job.ParseRunOn(s)
+	return r
+}
+
 // JobOptions are the settings of Job that do not come from the job's own
 // configuration.
 type JobOptions struct {
@@ -118,6 +125,8 @@ func (m JobMaker) Job(cj config.Job) job.Job {
 		Suspended:            cj.Suspended,
 		SuspendAfterFailures: cj.SuspendAfterFailures,
 		Overlap:              overlapPolicy(cj.Overlap),
+		RunOn:                runOnSetting(cj.RunOn),
+		OnReplicas:           cj.OnReplicas,
 		Definition:           DefinitionHash(cj),
 		Run:                  c.Run,
 	}

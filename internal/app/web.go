@@ -297,7 +297,10 @@ func (s *webSource) Replicas(ctx context.Context) ([]web.Replica, error) {
 	out := make([]web.Replica, 0, len(reps))
 	for _, r := range reps {
 		w := web.Replica{Owner: r.ID, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started,
-			Seen: r.Seen.UTC(), Running: r.Running}
+			Seen: r.Seen.UTC(), Running: r.Running, Labels: r.Labels}
+		if w.Labels == nil {
+			w.Labels = map[string]string{}
+		}
 		if own != nil && r.ClockOffsetSeconds != nil {
 			// Each offset is the server's clock minus the replica's, so
 			// theirs minus ours is ours minus theirs of the server's.
