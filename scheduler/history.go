@@ -116,9 +116,10 @@ type JobState struct {
 	Failures int
 }
 
-// State returns the job's shared state.
+// State returns the job's shared state; name may also be the key of an
+// every_replica record (ReplicaRecord).
 func (h *History) State(ctx context.Context, name string) (JobState, error) {
-	if err := job.ValidateName(name); err != nil {
+	if err := validateRecord(name); err != nil {
 		return JobState{}, err
 	}
 	st, _, err := h.get(ctx, name)

@@ -46,8 +46,11 @@ const replicaRecordSep = ".=."
 
 // noReplicaWait is how long a replica that does not match a job's
 // on_replicas waits, at a tick when no matching replica is live, before
-// recording the tick missed with reason no_replica.
-const noReplicaWait = time.Second
+// recording the tick missed with reason no_replica: long past the watch
+// delivery of a matching replica's first announcement, or of its claim,
+// and short enough that the job's loop, which waits with it, reaches the
+// job's next tick of an every-second schedule in time.
+const noReplicaWait = 250 * time.Millisecond
 
 // skipElsewhere counts the ticks a replica does not try because the job's
 // on_replicas does not match its labels.

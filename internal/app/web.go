@@ -195,7 +195,7 @@ func schedStatuses(sched *scheduler.Scheduler) map[string]scheduler.Status {
 
 // job builds one job's row and returns its shared state with it.
 func (s *webSource) job(ctx context.Context, st webState, v jobView, ss scheduler.Status) (web.Job, scheduler.JobState, error) {
-	shared, err := st.hist.State(ctx, v.name)
+	shared, err := sharedState(ctx, st.hist, v.file, v.name)
 	var bad *scheduler.CorruptError
 	if err != nil && !errors.As(err, &bad) {
 		return web.Job{}, scheduler.JobState{}, err
@@ -339,7 +339,11 @@ func (s *webSource) Cancel(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.hist.Cancel(ctx, name, scheduler.CancelOptions{By: cancelledBy})
+	cj, cerr := configJob(st.cfg, name)
+	if cerr != nil { // a runtime job
+		cj = config.Job{Name: name}
+	}
+	_, err = cancelRuns(ctx, st.hist, cj, scheduler.CancelOptions{By: cancelledBy})
 	if errors.Is(err, scheduler.ErrNotRunning) {
 		return busyError{fmt.Errorf("%w: nothing to cancel", err)}
 	}

@@ -1,0 +1,55 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/cronlock/cronlock/internal/config"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// everyReplica is the run_on value that runs a job on each replica.
+const everyReplica = "every_replica"
+
+// RunsOnEveryReplica reports whether the configured job runs each tick on
+// every replica (run_on: every_replica): its runs are in a record per
+// replica (scheduler.ReplicaRecord), which its views merge.
+func RunsOnEveryReplica(cj config.Job) bool { return cj.RunOn == everyReplica }
+
+// sharedState reads a job's shared state: for an every_replica job (cj
+// not nil and so configured), merged over every replica's record, one
+// entry per replica for each tick.
+func sharedState(ctx context.Context, h *scheduler.History, cj *config.Job, name string) (scheduler.JobState, error) {
+	if cj != nil && RunsOnEveryReplica(*cj) {
+		return h.MergedState(ctx, name)
+	}
+	return h.State(ctx, name)
+}
+
+// cancelRuns cancels the job's running run, or, for an every_replica job,
+// the running run of each replica (of tick, if not zero).
+func cancelRuns(ctx context.Context, h *scheduler.History, cj config.Job, o scheduler.CancelOptions) ([]scheduler.Run, error) {
+	if RunsOnEveryReplica(cj) {
+		return h.CancelReplicas(ctx, cj.Name, o)
+	}
+	run, err := h.Cancel(ctx, cj.Name, o)
+	if err != nil {
+		return nil, err
+	}
+	return []scheduler.Run{run}, nil
+}
+
+// CancelAll is Cancel that, for an every_replica job, cancels the running
+// run of every replica (of tick, if not zero) and returns them all; for
+// another job, the one run Cancel returns.
+func (c *Client) CancelAll(ctx context.Context, name string, tick time.Time, by string) ([]scheduler.Run, error) {
+	cj, _, err := c.findJob(name)
+	if err != nil {
+		return nil, err
+	}
+	h, err := c.history(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cancelRuns(ctx, h, cj, scheduler.CancelOptions{By: by, Tick: tick})
+}
