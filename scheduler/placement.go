@@ -192,3 +192,19 @@ func jobOf(key string) string {
 	name, _ := RecordJob(key)
 	return name
 }
+
+// sweepsRecord reports whether this replica sweeps the record key for
+// runs abandoned by a replica that is gone (sweep.go): a job registered
+// here, or another replica's record of an every_replica job registered
+// here, which that replica, gone, would never sweep itself.
+func (s *Scheduler) sweepsRecord(key string) bool {
+	if _, ok := s.lookup(key); ok {
+		return true
+	}
+	name, ok := RecordJob(key)
+	if !ok {
+		return false
+	}
+	e, ok := s.lookup(ReplicaRecord(name, s.opts.ReplicaID))
+	return ok && e.job.RunOn == job.RunOnEveryReplica
+}

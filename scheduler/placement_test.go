@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +116,50 @@ func checkEveryReplica(t *testing.T, r *replica, runs *recorder, n int) {
 	if shown < 2 {
 		t.Errorf("merged history %+v: want ticks with an entry per replica", h)
 	}
+}
+
+// An every_replica job's run on a replica that is cut off from NATS for
+// good (as if killed) is in that replica's own record, which no other
+// replica schedules: a survivor that has the job still records it
+// abandoned once the replica is gone.
+func TestEveryReplicaAbandonedSwept(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	proxy := natstest.NewProxy(t, strings.TrimPrefix(url, "nats://"))
+	started := make(chan string, 10)
+	j := job.Job{Name: "host.local", Schedule: "* * * * * *", RunOn: job.RunOnEveryReplica, Run: func(ctx context.Context) error {
+		info, _ := job.FromContext(ctx)
+		started <- info.Owner
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	doomed := newReplica(t, proxy.URL(), lockOpts("doomed"), scheduler.Options{Logger: testLogger(t, "doomed")})
+	survivor := newReplica(t, url, lockOpts("survivor"), scheduler.Options{Logger: testLogger(t, "survivor")})
+	for _, r := range []*replica{doomed, survivor} {
+		addJob(t, r, j)
+		r.start(t)
+	}
+	t.Cleanup(proxy.Thaw)
+	for got := map[string]bool{}; len(got) < 2; {
+		select {
+		case o := <-started:
+			got[o] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("runs started on %v, want both replicas", got)
+		}
+	}
+	proxy.Freeze()
+	proxy.Cut()
+	waitFor(t, time.Second+scheduler.ReplicaTTL+8*time.Second, "the doomed replica's run recorded abandoned", func() bool {
+		runs, err := survivor.s.ReplicaRuns(context.Background(), "host.local")
+		if err != nil {
+			return false
+		}
+		for _, r := range runs {
+			if r.Owner == "doomed" && r.Status == scheduler.StatusAbandoned {
+				return true
+			}
+		}
+		return false
+	})
 }
