@@ -28,6 +28,7 @@ func (h *History) ReplicaRuns(ctx context.Context, name string) ([]Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scheduler: history: %w", err)
 		}
+		slices.Reverse(st.Runs) // newest first, as State's
 		out = append(out, st.Runs...)
 	}
 	SortRuns(out)
@@ -66,20 +67,45 @@ func (h *History) ReplicaRecords(ctx context.Context, name string) ([]string, er
 
 // MergedState is State of an every_replica job: the job's own record (its
 // suspension, and the runs from before it ran on every replica) with the
-// runs of every replica's record merged in, newest first (ReplicaRuns).
-// Holder is the job's own record's, nil while it runs on every replica.
+// runs of every replica's record merged in, newest first (as
+// ReplicaRuns). Holder is the job's own record's, nil while it runs on
+// every replica; Suspended is the job's own, else the first of a
+// replica's record (suspend_after_failures suspends that replica's runs
+// alone), its note naming the replica.
 func (h *History) MergedState(ctx context.Context, name string) (JobState, error) {
 	st, err := h.State(ctx, name)
 	if err != nil {
 		return st, err
 	}
-	runs, err := h.ReplicaRuns(ctx, name)
+	keys, err := h.ReplicaRecords(ctx, name)
 	if err != nil {
 		return st, err
 	}
-	st.Runs = append(st.Runs, runs...)
+	for _, k := range keys {
+		rs, _, err := h.get(ctx, k)
+		if err != nil {
+			return st, fmt.Errorf("scheduler: history: %w", err)
+		}
+		slices.Reverse(rs.Runs) // newest first, as State's
+		st.Runs = append(st.Runs, rs.Runs...)
+		if st.Suspended == nil && rs.Suspended != nil {
+			sp := *rs.Suspended
+			sp.Note = strings.TrimSpace("on replica " + replicaOf(rs) + ": " + sp.Note)
+			st.Suspended = &sp
+		}
+	}
 	SortRuns(st.Runs)
 	return st, nil
+}
+
+// replicaOf is the owner of an every_replica record's runs.
+func replicaOf(st jobState) string {
+	for _, r := range st.Runs {
+		if r.Owner != "" {
+			return r.Owner
+		}
+	}
+	return "?"
 }
 
 // CancelReplicas is Cancel of an every_replica job: it asks every
@@ -127,4 +153,20 @@ func validateRecord(key string) error {
 // ReplicaRuns is History.ReplicaRuns on the scheduler's history.
 func (s *Scheduler) ReplicaRuns(ctx context.Context, name string) ([]Run, error) {
 	return s.history.ReplicaRuns(ctx, name)
+}
+
+// resumeReplicas lifts the suspensions of the job's every_replica records
+// (suspend_after_failures suspends a replica's record: its failures in a
+// row are its own).
+func (h *History) resumeReplicas(ctx context.Context, name string) error {
+	keys, err := h.ReplicaRecords(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := h.resume(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }

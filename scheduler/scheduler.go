@@ -327,8 +327,8 @@ func (s *Scheduler) Job(name string) (Status, bool) {
 func (s *Scheduler) status(e *entry) Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	st := Status{Name: e.job.Name, Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
-		Suspended: e.job.Suspended || s.claims.suspended(e.job.Name), Definition: e.job.Definition, End: e.job.End()}
+	st := Status{Name: jobOf(e.job.Name), Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
+		Suspended: s.suspended(e), Definition: e.job.Definition, End: e.job.End()}
 	if e.last != nil {
 		r := *e.last
 		st.LastRun = &r

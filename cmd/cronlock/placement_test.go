@@ -50,8 +50,8 @@ jobs:
 // role: batch, r2 role: web): on_replicas runs a job only on the matching
 // replicas and misses its ticks with reason no_replica when none matches;
 // every_replica runs each tick once on each replica, status shows one
-// entry per replica, and cancel stops the run of each; cronlock replicas
-// shows the labels.
+// entry per replica, suspend stops it on every replica and cancel stops
+// the run of each; cronlock replicas shows the labels.
 func TestRunOnAndOnReplicas(t *testing.T) {
 	t.Parallel()
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
@@ -79,9 +79,16 @@ func TestRunOnAndOnReplicas(t *testing.T) {
 	waitFor(t, 10*time.Second, "the three runs of stuck", func() bool {
 		return len(withStatusOf(runs("stuck"), "running")) == 3
 	})
+	if r := cronlock(t, nil, "suspend", "-c", cfg, "stuck"); r.code != 0 {
+		t.Fatalf("suspend stuck: exit %d\n%s", r.code, r.stderr)
+	}
 	r := cronlock(t, nil, "cancel", "-c", cfg, "stuck")
 	if r.code != 0 || strings.Count(r.stdout, "ended cancelled") != 3 {
 		t.Errorf("cancel stuck: exit %d, want the run of each replica cancelled:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	time.Sleep(1500 * time.Millisecond) // ticks pass: no replica may start the suspended job
+	if n := len(withStatusOf(runs("stuck"), "running")); n != 0 {
+		t.Errorf("stuck: %d runs started while the job is suspended", n)
 	}
 	checkOncePerReplica(t, runs("local"))
 	for _, x := range runs("batch") {
