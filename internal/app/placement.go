@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/cronlock/cronlock/internal/config"
@@ -52,4 +53,10 @@ func (c *Client) CancelAll(ctx context.Context, name string, tick time.Time, by 
 		return nil, err
 	}
 	return cancelRuns(ctx, h, cj, scheduler.CancelOptions{By: by, Tick: tick})
+}
+
+// runningOnReplicas reports whether an every_replica job's merged runs
+// have one in progress (on any replica).
+func runningOnReplicas(runs []scheduler.Run) bool {
+	return slices.ContainsFunc(runs, func(r scheduler.Run) bool { return r.Status == scheduler.StatusRunning })
 }

@@ -228,6 +228,9 @@ func (s *webSource) job(ctx context.Context, st webState, v jobView, ss schedule
 	if h := shared.Holder; h != nil {
 		j.Running, j.Holder, j.Token = true, h.Owner, h.Token
 	}
+	if v.file != nil && RunsOnEveryReplica(*v.file) {
+		j.Running = j.Running || runningOnReplicas(shared.Runs) // each replica's run holds a lock of its own
+	}
 	return j, shared, nil
 }
 

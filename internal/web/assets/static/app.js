@@ -338,6 +338,7 @@
     if (s.max_parallel > 1) { fact(dl, "Max parallel", "max-parallel", String(s.max_parallel)); }
     if (s.group) { fact(dl, "Group", "group", s.group); }
     if (s.run_on && s.run_on !== "one") { fact(dl, "Runs on", "run-on", s.run_on); }
+    if (s.on_replicas) { fact(dl, "On replicas", "on-replicas", labelsText(s.on_replicas)); }
   }
 
   // renderGlance draws the job view's duration chart and definition.
