@@ -108,9 +108,11 @@ func (s *Scheduler) liveFor(e *entry) []string {
 // notPlacedHere handles a tick of a job that this replica may not run:
 // it records the tick missed with reason no_replica when no matching
 // replica is live (see the comment at the top), else leaves it to them. It
-// reports whether NATS answered.
+// reports whether NATS answered. An every_replica job's tick is recorded
+// in the job's own record, which every replica shares, not in this
+// replica's (which would get an entry from each non-matching replica).
 func (s *Scheduler) notPlacedHere(e *entry, tick time.Time, log zerolog.Logger) bool {
-	name := e.job.Name
+	name := jobOf(e.job.Name)
 	if len(s.registry.LiveMatching(e.job.OnReplicas)) > 0 || s.claims.covers(name, tick) {
 		s.skip(name, skipElsewhere, nil, log)
 		return true

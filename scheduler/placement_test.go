@@ -27,6 +27,8 @@ func TestPlacement(t *testing.T) {
 		addJob(t, r, job.Job{Name: "web-only", Schedule: "* * * * * *", OnReplicas: map[string]string{"role": "web"}, Run: startRecorder(id, web, 0)})
 		addJob(t, r, job.Job{Name: "gpu-only", Schedule: "* * * * * *", OnReplicas: map[string]string{"role": "gpu"}, Run: startRecorder(id, gpu, 0)})
 		addJob(t, r, job.Job{Name: "local", Schedule: "* * * * * *", RunOn: job.RunOnEveryReplica, Run: startRecorder(id, every, 0)})
+		addJob(t, r, job.Job{Name: "gpu-local", Schedule: "* * * * * *", RunOn: job.RunOnEveryReplica,
+			OnReplicas: map[string]string{"role": "gpu"}, Run: startRecorder(id, gpu, 0)})
 		reps = append(reps, r)
 		r.start(t)
 	}
@@ -49,14 +51,22 @@ func TestPlacement(t *testing.T) {
 	if n := len(gpu.all()); n != 0 {
 		t.Errorf("gpu-only ran %d times with no matching replica", n)
 	}
-	missed := withStatus(runsOf(t, reps[0], "gpu-only"), scheduler.StatusMissed)
-	if len(missed) < 2 {
-		t.Errorf("gpu-only's history has %d missed entries, want its ticks missed", len(missed))
-	}
-	for _, m := range missed {
-		if m.Reason != scheduler.ReasonNoReplica {
-			t.Errorf("gpu-only missed %+v: reason %q, want no_replica", m, m.Reason)
+	for _, name := range []string{"gpu-only", "gpu-local"} { // an every_replica job's in its own record
+		all := runsOf(t, reps[0], name)
+		missed := withStatus(all, scheduler.StatusMissed)
+		if len(missed) < 2 || len(missed) != len(all) {
+			t.Errorf("%s's history %+v: want its ticks missed", name, all)
 		}
+		ticks := map[time.Time]bool{}
+		for _, m := range missed {
+			if m.Reason != scheduler.ReasonNoReplica || ticks[m.Tick] {
+				t.Errorf("%s missed %+v: want reason no_replica, once a tick", name, m)
+			}
+			ticks[m.Tick] = true
+		}
+	}
+	if rr, err := reps[0].s.ReplicaRuns(context.Background(), "gpu-local"); err != nil || len(rr) != 0 {
+		t.Errorf("gpu-local's replica records: %+v, %v; want none", rr, err)
 	}
 	checkEveryReplica(t, reps[0], every, 3)
 }
