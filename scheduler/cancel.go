@@ -73,7 +73,7 @@ const defaultCancelBy = "operator"
 // (or, with Tick, none of that tick). A second request for the same run
 // writes nothing and returns the run again. Await the end with AwaitRun.
 func (h *History) Cancel(ctx context.Context, name string, o CancelOptions) (Run, error) {
-	if err := validateRecord(name); err != nil {
+	if err := ValidateRecord(name); err != nil {
 		return Run{}, err
 	}
 	if o.By == "" {

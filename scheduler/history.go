@@ -119,7 +119,7 @@ type JobState struct {
 // State returns the job's shared state; name may also be the key of an
 // every_replica record (ReplicaRecord).
 func (h *History) State(ctx context.Context, name string) (JobState, error) {
-	if err := validateRecord(name); err != nil {
+	if err := ValidateRecord(name); err != nil {
 		return JobState{}, err
 	}
 	st, _, err := h.get(ctx, name)

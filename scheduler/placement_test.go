@@ -173,3 +173,27 @@ func TestEveryReplicaAbandonedSwept(t *testing.T) {
 		return false
 	})
 }
+
+// An every_replica record's key names its job and replica, is a valid
+// record (its lock's key) and never a job's name.
+func TestReplicaRecordKey(t *testing.T) {
+	t.Parallel()
+	key := scheduler.ReplicaRecord("backup.logs", "host-1:4242")
+	if name, ok := scheduler.RecordJob(key); name != "backup.logs" || !ok {
+		t.Errorf("RecordJob(%q) = %q, %v", key, name, ok)
+	}
+	if err := scheduler.ValidateRecord(key); err != nil {
+		t.Errorf("ValidateRecord(%q): %v", key, err)
+	}
+	if job.ValidateName(key) == nil {
+		t.Errorf("%q is a valid job name: it could collide with a job's record", key)
+	}
+	if name, ok := scheduler.RecordJob("backup.logs"); name != "backup.logs" || ok {
+		t.Errorf("RecordJob of a job's name = %q, %v", name, ok)
+	}
+	for _, bad := range []string{"a.=.", "a.=.b.c", "a.=.b c", ".=.b", "a b"} {
+		if scheduler.ValidateRecord(bad) == nil {
+			t.Errorf("ValidateRecord(%q) = nil, want an error", bad)
+		}
+	}
+}

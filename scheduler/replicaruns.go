@@ -135,9 +135,10 @@ func (h *History) CancelReplicas(ctx context.Context, name string, o CancelOptio
 	return out, nil
 }
 
-// validateRecord reports whether key can be a job's record: a job's name
-// (job.ValidateName) or an every_replica record's key (ReplicaRecord).
-func validateRecord(key string) error {
+// ValidateRecord reports whether key can be a job's record, whose key is
+// its lock's: a job's name (job.ValidateName) or an every_replica
+// record's key (ReplicaRecord).
+func ValidateRecord(key string) error {
 	name, rest, ok := strings.Cut(key, replicaRecordSep)
 	if err := job.ValidateName(name); err != nil || !ok {
 		return err
