@@ -27,7 +27,8 @@ import (
 // compare-and-swap on the last claimed tick, as for a suspended job's
 // skipped ticks, records it once whichever replica writes first, and a
 // later claim finds nothing missed before it. With no replica live at all,
-// the next claim records the gap as no_replica, as for any job.
+// or right after this replica's own outage (its view of the others cannot
+// be trusted), the next claim records the gap, as for any job.
 //
 // every_replica: each replica schedules the job under a record of its own,
 // ReplicaRecord(name, id), whose key holds the job's lock and history for
@@ -124,7 +125,10 @@ func (s *Scheduler) notPlacedHere(e *entry, tick time.Time, log zerolog.Logger) 
 		return true
 	case <-t.Chan():
 	}
-	if len(s.registry.LiveMatching(e.job.OnReplicas)) > 0 || s.claims.covers(name, tick) {
+	if len(s.registry.LiveMatching(e.job.OnReplicas)) > 0 || s.claims.covers(name, tick) || !s.health.Settled(time.Now()) {
+		// Right after this replica's own announcements failed, every
+		// other's may have lapsed in its view: the next claim records the
+		// tick if no replica ran it.
 		s.skip(name, skipElsewhere, nil, log)
 		return true
 	}
