@@ -297,6 +297,9 @@ type Status struct {
 	// when it has none).
 	Definition string
 	End        time.Time
+	// RunOn is the job's job.Job.RunOn: an every_replica job's runs are
+	// in a record per replica (History.MergedState).
+	RunOn job.RunOn
 }
 
 // Jobs returns the registered jobs, sorted by name. It does no I/O; for the
@@ -328,7 +331,7 @@ func (s *Scheduler) status(e *entry) Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{Name: jobOf(e.job.Name), Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
-		Suspended: s.suspended(e), Definition: e.job.Definition, End: e.job.End()}
+		Suspended: s.suspended(e), Definition: e.job.Definition, End: e.job.End(), RunOn: e.job.RunOn}
 	if e.last != nil {
 		r := *e.last
 		st.LastRun = &r

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ func placementConfig(t *testing.T, dir, url, owner, labels string) string {
 	return writeFile(t, dir, owner+".yaml", fmt.Sprintf(`
 nats: {url: %s}
 lock: {lease: 2s, renew: 500ms, owner: %s}
-http: {listen: ""}
+http: {listen: "127.0.0.1:0", admin_token: %s}
 shutdown_grace: 1s
 replica:
   labels: %s
@@ -43,7 +44,7 @@ jobs:
     run_on: every_replica
     grace: 1s
     shell: sleep 30
-`, url, owner, labels))
+`, url, owner, runtimeToken, labels))
 }
 
 // Where a job runs, with the built binary on three replicas (r1 and r3
@@ -62,6 +63,7 @@ func TestRunOnAndOnReplicas(t *testing.T) {
 		ds = append(ds, startDaemon(t, dir, placementConfig(t, dir, url, owner, labels[owner])))
 	}
 	running(ds...)
+	base := httpBase(t, ds[1])
 	cfg := filepath.Join(dir, "r2.yaml")
 	runs := func(job string) []statusRun {
 		t.Helper()
@@ -91,6 +93,7 @@ func TestRunOnAndOnReplicas(t *testing.T) {
 		t.Errorf("stuck: %d runs started while the job is suspended", n)
 	}
 	checkOncePerReplica(t, runs("local"))
+	checkPageOfLocal(t, base)
 	for _, x := range runs("batch") {
 		if x.Status == "succeeded" && x.Owner != "r1" && x.Owner != "r3" {
 			t.Errorf("batch ran on %s: want only r1 and r3 (role: batch)", x.Owner)
@@ -110,6 +113,32 @@ func TestRunOnAndOnReplicas(t *testing.T) {
 	}
 	if text := cronlock(t, nil, "status", "-c", cfg, "local").stdout; !strings.Contains(text, " r1 ") || !strings.Contains(text, " r2 ") || !strings.Contains(text, " r3 ") {
 		t.Errorf("status local does not list each replica's run:\n%s", text)
+	}
+}
+
+// checkPageOfLocal checks the API of the page's job view of the
+// every_replica job: its definition says so, and its runs have an entry
+// for each replica; the API's cancel of an every_replica job that runs on
+// no replica says so (409).
+func checkPageOfLocal(t *testing.T, base string) {
+	t.Helper()
+	code, body, _ := request(t, "GET", base+"/api/jobs/local", "", "", nil)
+	var d struct {
+		Settings struct {
+			RunOn string `json:"run_on"`
+		} `json:"settings"`
+		Runs []statusRun `json:"runs"`
+	}
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &d) != nil {
+		t.Fatalf("GET /api/jobs/local: %d %s", code, body)
+	}
+	if d.Settings.RunOn != "every_replica" || len(ranEverywhere(d.Runs, 3)) < 2 {
+		t.Errorf("GET /api/jobs/local: %s; want run_on every_replica and an entry of each replica for its ticks", body)
+	}
+	// stuck: suspended, its runs on every replica cancelled.
+	if code, body, _ := request(t, "POST", base+"/api/jobs/stuck/cancel", runtimeToken, "", nil); code != http.StatusConflict ||
+		!strings.Contains(body, "not running on any replica") {
+		t.Errorf("POST /api/jobs/stuck/cancel: %d %s, want 409: not running on any replica", code, body)
 	}
 }
 

@@ -17,23 +17,22 @@ const everyReplica = "every_replica"
 // replica (scheduler.ReplicaRecord), which its views merge.
 func RunsOnEveryReplica(cj config.Job) bool { return cj.RunOn == everyReplica }
 
-// sharedState reads a job's shared state: for an every_replica job (cj
-// not nil and so configured), merged over every replica's record, one
-// entry per replica for each tick.
-func sharedState(ctx context.Context, h *scheduler.History, cj *config.Job, name string) (scheduler.JobState, error) {
-	if cj != nil && RunsOnEveryReplica(*cj) {
+// sharedState reads a job's shared state: for an every_replica job,
+// merged over every replica's record, one entry per replica for each tick.
+func sharedState(ctx context.Context, h *scheduler.History, everyReplica bool, name string) (scheduler.JobState, error) {
+	if everyReplica {
 		return h.MergedState(ctx, name)
 	}
 	return h.State(ctx, name)
 }
 
 // cancelRuns cancels the job's running run, or, for an every_replica job,
-// the running run of each replica (of tick, if not zero).
-func cancelRuns(ctx context.Context, h *scheduler.History, cj config.Job, o scheduler.CancelOptions) ([]scheduler.Run, error) {
-	if RunsOnEveryReplica(cj) {
-		return h.CancelReplicas(ctx, cj.Name, o)
+// the running run of each replica (of o.Tick, if set).
+func cancelRuns(ctx context.Context, h *scheduler.History, name string, everyReplica bool, o scheduler.CancelOptions) ([]scheduler.Run, error) {
+	if everyReplica {
+		return h.CancelReplicas(ctx, name, o)
 	}
-	run, err := h.Cancel(ctx, cj.Name, o)
+	run, err := h.Cancel(ctx, name, o)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +51,7 @@ func (c *Client) CancelAll(ctx context.Context, name string, tick time.Time, by 
 	if err != nil {
 		return nil, err
 	}
-	return cancelRuns(ctx, h, cj, scheduler.CancelOptions{By: by, Tick: tick})
+	return cancelRuns(ctx, h, name, RunsOnEveryReplica(cj), scheduler.CancelOptions{By: by, Tick: tick})
 }
 
 // runningOnReplicas reports whether an every_replica job's merged runs

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/web"
+	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -195,7 +196,8 @@ func schedStatuses(sched *scheduler.Scheduler) map[string]scheduler.Status {
 
 // job builds one job's row and returns its shared state with it.
 func (s *webSource) job(ctx context.Context, st webState, v jobView, ss scheduler.Status) (web.Job, scheduler.JobState, error) {
-	shared, err := sharedState(ctx, st.hist, v.file, v.name)
+	every := ss.RunOn == job.RunOnEveryReplica || v.file != nil && RunsOnEveryReplica(*v.file)
+	shared, err := sharedState(ctx, st.hist, every, v.name)
 	var bad *scheduler.CorruptError
 	if err != nil && !errors.As(err, &bad) {
 		return web.Job{}, scheduler.JobState{}, err
@@ -228,7 +230,7 @@ func (s *webSource) job(ctx context.Context, st webState, v jobView, ss schedule
 	if h := shared.Holder; h != nil {
 		j.Running, j.Holder, j.Token = true, h.Owner, h.Token
 	}
-	if v.file != nil && RunsOnEveryReplica(*v.file) {
+	if every {
 		j.Running = j.Running || runningOnReplicas(shared.Runs) // each replica's run holds a lock of its own
 	}
 	return j, shared, nil
@@ -342,11 +344,10 @@ func (s *webSource) Cancel(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	ss, _ := st.sched.Job(name)
 	cj, cerr := configJob(st.cfg, name)
-	if cerr != nil { // a runtime job
-		cj = config.Job{Name: name}
-	}
-	_, err = cancelRuns(ctx, st.hist, cj, scheduler.CancelOptions{By: cancelledBy})
+	every := ss.RunOn == job.RunOnEveryReplica || cerr == nil && RunsOnEveryReplica(cj)
+	_, err = cancelRuns(ctx, st.hist, name, every, scheduler.CancelOptions{By: cancelledBy})
 	if errors.Is(err, scheduler.ErrNotRunning) {
 		return busyError{fmt.Errorf("%w: nothing to cancel", err)}
 	}
