@@ -134,15 +134,17 @@ func (s *Scheduler) notPlacedHere(e *entry, tick time.Time, log zerolog.Logger) 
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.stateTimeout())
 	defer cancel()
-	r, recorded, err := s.history.missNoReplica(ctx, name, tick, e.job.OnReplicas)
+	rs, recorded, err := s.history.missNoReplica(ctx, e.sched, name, tick, e.job.OnReplicas)
 	switch {
 	case err != nil:
 		s.skip(name, skipError, err, log)
 		return s.answered(e, skipError)
 	case recorded:
-		s.m.missed.WithLabelValues(name, string(ReasonNoReplica)).Inc()
+		for _, r := range rs {
+			s.m.missed.WithLabelValues(name, string(r.Reason)).Add(float64(max(r.Ticks, 1)))
+			s.result(r)
+		}
 		log.Warn().Str("reason", string(ReasonNoReplica)).Msg("tick missed: no live replica matches the job's on_replicas")
-		s.result(r)
 	default:
 		s.skip(name, skipElsewhere, nil, log)
 	}
@@ -150,17 +152,20 @@ func (s *Scheduler) notPlacedHere(e *entry, tick time.Time, log zerolog.Logger) 
 }
 
 // missNoReplica records tick as claimed and missed with reason no_replica,
-// unless it was claimed already, and returns the entry and whether this
-// call recorded it.
-func (h *History) missNoReplica(ctx context.Context, name string, tick time.Time, on map[string]string) (Run, bool, error) {
-	var out Run
+// unless it was claimed already, after the ticks between the last claimed
+// tick and it, as a claim records them (addMissed: a catch-up's tick may
+// be long after the last). It returns the entries and whether this call
+// recorded them.
+func (h *History) missNoReplica(ctx context.Context, sched job.Schedule, name string, tick time.Time, on map[string]string) ([]Run, bool, error) {
+	var out []Run
 	_, rev, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
 		if !st.LastTick.IsZero() && !tick.After(st.LastTick) {
 			return false
 		}
-		out = st.add(Run{Job: name, Tick: tick, Status: StatusMissed, Reason: ReasonNoReplica, Ticks: 1,
-			Error: fmt.Sprintf("1 tick at %s ran on no replica: none live matches on_replicas %s",
-				tick.UTC().Format(time.RFC3339), registryLabels(on))})
+		req := claimRequest{sched: sched, run: Run{Job: name, Tick: tick}, gapReason: ReasonNoReplica}
+		out = append(addMissed(st, req, map[Reason]int{}), st.add(Run{Job: name, Tick: tick, Status: StatusMissed,
+			Reason: ReasonNoReplica, Ticks: 1, Error: fmt.Sprintf("1 tick at %s ran on no replica: none live matches on_replicas %s",
+				tick.UTC().Format(time.RFC3339), registryLabels(on))}))
 		st.LastTick = tick
 		st.Rerun = nil
 		return true
