@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -218,4 +219,17 @@ func (s *Scheduler) sweepsRecord(key string) bool {
 	}
 	e, ok := s.lookup(ReplicaRecord(name, s.opts.ReplicaID))
 	return ok && e.job.RunOn == job.RunOnEveryReplica
+}
+
+// ErrNotPlaced: Trigger or TriggerRun of a job whose on_replicas this
+// replica's labels do not match (job.Job.OnReplicas).
+var ErrNotPlaced = errors.New("this replica's labels do not match the job's on_replicas")
+
+// RunsHere reports whether this replica may run the registered job name:
+// it is registered and its on_replicas matches this replica's labels.
+func (s *Scheduler) RunsHere(name string) bool {
+	s.mu.Lock()
+	e, _, ok := s.entryNamed(name)
+	s.mu.Unlock()
+	return ok && s.matchesHere(e)
 }

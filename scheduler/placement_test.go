@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,9 @@ func TestPlacement(t *testing.T) {
 			OnReplicas: map[string]string{"role": "gpu"}, Run: startRecorder(id, gpu, 0)})
 		reps = append(reps, r)
 		r.start(t)
+	}
+	if _, err := reps[0].s.Trigger(context.Background(), "web-only"); !errors.Is(err, scheduler.ErrNotPlaced) {
+		t.Errorf("Trigger of web-only on p1 (role: batch): %v, want ErrNotPlaced", err)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for len(every.all()) < 9 && time.Now().Before(deadline) {
