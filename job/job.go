@@ -64,6 +64,15 @@ type Job struct {
 	// Overlap is what a tick that comes while the job runs does (see
 	// Overlap); the zero value skips it.
 	Overlap Overlap
+	// MaxParallel bounds the job's runs at once under OverlapAllow (0 is
+	// 1); any other policy runs one at a time, and a value above 1 is an
+	// error there.
+	MaxParallel int
+	// Group, when named, limits the runs of its jobs at once across all
+	// replicas (see Group): a tick that finds the group full waits for a
+	// slot until StartingDeadline after the tick (not at all without one)
+	// and is then recorded missed with reason group_full.
+	Group Group
 	// RunOn says whether a tick runs on one replica (the zero value) or on
 	// every live replica (see RunOn).
 	RunOn RunOn
@@ -169,8 +178,17 @@ func (j Job) validate(s Schedule, err error) error {
 	if j.SuspendAfterFailures < 0 {
 		add("suspendAfterFailures: must not be negative, got %d", j.SuspendAfterFailures)
 	}
-	if j.Overlap < OverlapSkip || j.Overlap > OverlapReplace {
+	if j.Overlap < OverlapSkip || j.Overlap > OverlapAllow {
 		add("overlap: unknown policy %v", j.Overlap)
+	}
+	switch {
+	case j.MaxParallel < 0 || j.MaxParallel > MaxMaxParallel:
+		add("maxParallel: must be between 1 and %d, got %d", MaxMaxParallel, j.MaxParallel)
+	case j.MaxParallel > 1 && j.Overlap != OverlapAllow:
+		add("maxParallel: %d runs at once need overlap allow (the job's policy is %v)", j.MaxParallel, j.Overlap)
+	}
+	if err := j.Group.validate(); err != nil {
+		add("%v", err)
 	}
 	if j.RunOn != RunOnOne && j.RunOn != RunOnEveryReplica {
 		add("runOn: unknown setting %v", j.RunOn)

@@ -18,16 +18,33 @@ const (
 	// with reason replaced) and the tick runs once it is gone. Kubernetes'
 	// Replace.
 	OverlapReplace
+	// OverlapAllow: the tick starts while earlier runs still run, up to
+	// Job.MaxParallel runs of the job at once across all replicas; a tick
+	// that finds them all taken is recorded missed with reason overlap.
+	// Each tick still runs once, and fencing tokens still grow per job.
+	OverlapAllow
 )
 
 // overlapNames are the policies' names, as the configuration spells them.
-var overlapNames = [...]string{OverlapSkip: "skip", OverlapQueue: "queue", OverlapReplace: "replace"}
+var overlapNames = [...]string{OverlapSkip: "skip", OverlapQueue: "queue", OverlapReplace: "replace", OverlapAllow: "allow"}
 
 func (o Overlap) String() string {
 	if o >= 0 && int(o) < len(overlapNames) {
 		return overlapNames[o]
 	}
 	return fmt.Sprintf("Overlap(%d)", int(o))
+}
+
+// MaxMaxParallel bounds Job.MaxParallel.
+const MaxMaxParallel = 1000
+
+// Parallel is how many runs of the job may run at once: MaxParallel under
+// OverlapAllow (at least 1), else 1.
+func (j Job) Parallel() int {
+	if j.Overlap != OverlapAllow || j.MaxParallel < 1 {
+		return 1
+	}
+	return j.MaxParallel
 }
 
 // ParseOverlap returns the policy called name ("" is skip).
@@ -40,5 +57,5 @@ func ParseOverlap(name string) (Overlap, error) {
 			return Overlap(o), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown overlap policy %q; use skip, queue or replace", name)
+	return 0, fmt.Errorf("unknown overlap policy %q; use skip, queue, replace or allow", name)
 }

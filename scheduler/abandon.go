@@ -28,7 +28,9 @@ func (s *Scheduler) ownerGone(ctx context.Context) func(Run) bool {
 			return false
 		}
 		if r.Owner == s.registry.ID() {
-			return true // this replica: its runs of the job have ended (it holds the lock to claim)
+			// This replica: its runs of the job have ended (it holds the
+			// lock to claim), but for its parallel runs in progress.
+			return !s.ownRuns.has(r.Job, r.Token)
 		}
 		rep, live, err := s.registry.Lookup(ctx, r.Owner)
 		if err != nil {

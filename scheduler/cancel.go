@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -81,27 +82,60 @@ func (h *History) Cancel(ctx context.Context, name string, o CancelOptions) (Run
 	}
 	var run Run
 	var found bool
+	var several []Run
 	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
-		run, found = st.heldRun()
-		if !found || (!o.Tick.IsZero() && !run.Tick.Equal(o.Tick)) {
-			found = false
+		var lease string
+		run, lease, several = st.cancelTarget(o.Tick)
+		found = lease != ""
+		if !found {
 			return false
 		}
-		if st.Cancel != nil && st.Cancel.Lease == st.Holder.Lease {
+		if st.Cancel != nil && st.Cancel.Lease == lease {
 			return false // requested already
 		}
-		st.Cancel = &cancelRequest{Lease: st.Holder.Lease, By: o.By, At: time.Now().UTC()}
+		st.Cancel = &cancelRequest{Lease: lease, By: o.By, At: time.Now().UTC()}
 		return true
 	})
 	switch {
 	case err != nil:
 		return Run{}, err
+	case len(several) > 1:
+		ticks := make([]string, len(several))
+		for i, r := range several {
+			ticks[i] = r.Tick.UTC().Format(time.RFC3339)
+		}
+		return Run{}, fmt.Errorf("job %q: %d runs are in progress (ticks %s): say which with a tick", name, len(several), strings.Join(ticks, ", "))
 	case !found && !o.Tick.IsZero():
 		return Run{}, fmt.Errorf("job %q: %w at tick %s", name, ErrNotRunning, o.Tick.UTC().Format(time.RFC3339))
 	case !found:
 		return Run{}, fmt.Errorf("job %q: %w", name, ErrNotRunning)
 	}
 	return run, nil
+}
+
+// cancelTarget is the run a cancel of tick (zero: the only one) is for and
+// its lease id ("" none): the run holding the record, or a parallel run.
+// Without a tick and with several runs in progress, it returns them all
+// and no lease.
+func (st *jobState) cancelTarget(tick time.Time) (Run, string, []Run) {
+	var all []Run
+	if r, ok := st.heldRun(); ok {
+		all = append(all, r)
+	}
+	all = append(all, runningParallel(st)...)
+	for _, r := range all {
+		if !tick.IsZero() && !r.Tick.Equal(tick) {
+			continue
+		}
+		if tick.IsZero() && len(all) > 1 {
+			return Run{}, "", all
+		}
+		if st.Holder != nil && r.Token == st.Holder.Token {
+			return r, st.Holder.Lease, nil
+		}
+		return r, parallelID(r.Token), nil
+	}
+	return Run{}, "", nil
 }
 
 // heldRun is the running entry of the hold on st, if any.
@@ -121,9 +155,17 @@ func (st *jobState) heldRun() (Run, bool) {
 // dropStaleCancel drops a cancel request for a hold the record no longer
 // has: the run it was for has ended or its hold was taken over.
 func (st *jobState) dropStaleCancel() {
-	if st.Cancel != nil && (st.Holder == nil || st.Holder.Lease != st.Cancel.Lease) {
-		st.Cancel = nil
+	if st.Cancel == nil || st.Holder != nil && st.Holder.Lease == st.Cancel.Lease {
+		return
 	}
+	if token, ok := parallelToken(st.Cancel.Lease); ok {
+		for _, r := range runningParallel(st) {
+			if r.Token == token {
+				return // a parallel run's, still running
+			}
+		}
+	}
+	st.Cancel = nil
 }
 
 // awaitPoll is how often AwaitRun reads the job's record.
@@ -162,7 +204,8 @@ func (s *Scheduler) Cancel(ctx context.Context, name string, o CancelOptions) (R
 // requestedCancel returns the cancel request the record makes of lease id,
 // reading the record (the watch carries only the lease).
 func (s *Scheduler) requestedCancel(name, id string) *CancelledError {
-	ctx, cancel := context.WithTimeout(s.ctx, s.stateTimeout())
+	// Not Run's context: a shutdown must not lose who asked.
+	ctx, cancel := context.WithTimeout(context.Background(), s.stateTimeout())
 	defer cancel()
 	st, _, err := s.history.get(ctx, name)
 	if err != nil || st.Cancel == nil || st.Cancel.Lease != id {

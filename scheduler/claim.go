@@ -116,8 +116,8 @@ func busySpans(st *jobState) []span {
 			continue
 		}
 		from := r.Tick
-		if !r.Start.IsZero() && r.Start.Before(from) {
-			from = r.Start
+		if !r.Start.IsZero() && (r.Start.Before(from) || r.Backfill) {
+			from = r.Start // a backfill's run held the lock from its start, long after its tick
 		}
 		out = append(out, span{from: from, until: r.End})
 	}

@@ -55,6 +55,8 @@ type view struct {
 	cancel string
 	// queued is the tick waiting for the job's run to end (zero: none).
 	queued time.Time
+	// backfill: a backfill is in progress (backfillHeader).
+	backfill bool
 }
 
 type claimWait struct {
@@ -89,7 +91,7 @@ func (c *claims) watch(ctx context.Context, h *History, changed func(string, vie
 func parseView(hdr nats.Header) view {
 	v := view{suspended: hdr.Get(suspendedHeader) == "1", runningOn: hdr.Values(runningOnHeader),
 		definition: hdr.Get(definitionHeader), holder: hdr.Get(holderHeader),
-		cancel: hdr.Get(cancelHeader)}
+		cancel: hdr.Get(cancelHeader), backfill: hdr.Get(backfillHeader) != ""}
 	v.token, _ = strconv.ParseUint(hdr.Get(tokenHeader), 10, 64)
 	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
 	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(rerunHeader))

@@ -43,6 +43,9 @@ type heldLock struct {
 	// hold's run to stop (see cancel.go).
 	cancelled  context.Context
 	cancelSoon context.CancelCauseFunc
+	// slot, for a run under overlap allow, is its lease (parallel.go):
+	// the record holds no lease of it, and the slot's renewal keeps it.
+	slot *lock.Lease
 }
 
 // newHeldLock starts the hold that written (at rev) records, taken with a
@@ -71,6 +74,9 @@ func (l *heldLock) Cancelled() context.Context { return l.cancelled }
 
 // Deadline is the local safe deadline and a channel closed when it moves.
 func (l *heldLock) Deadline() (time.Time, <-chan struct{}) {
+	if l.slot != nil {
+		return l.slot.Deadline()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.deadline, l.moved
@@ -192,6 +198,10 @@ func (l *heldLock) markFreed() {
 // after its last write at the latest.
 func (l *heldLock) Release(ctx context.Context) error {
 	l.settle()
+	if l.slot != nil {
+		defer l.end(context.Canceled)
+		return l.slot.Release(ctx)
+	}
 	l.s.inHand.remove(l)
 	l.mu.Lock()
 	freed, guard := l.freed, l.guard

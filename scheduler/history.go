@@ -114,6 +114,8 @@ type JobState struct {
 	// Failures counts the job's failed runs in a row (since its last
 	// success or resume): see job.Job.SuspendAfterFailures.
 	Failures int
+	// Backfill is the job's backfill in progress, nil if none.
+	Backfill *Backfill
 }
 
 // State returns the job's shared state; name may also be the key of an
@@ -129,6 +131,10 @@ func (h *History) State(ctx context.Context, name string) (JobState, error) {
 	slices.Reverse(st.Runs)
 	out := JobState{Runs: st.Runs, Suspended: st.Suspended, LastSuccess: st.LastSuccess, LastFailure: st.LastFailure,
 		Definition: st.Definition, Failures: st.Failures}
+	if st.Backfill != nil {
+		b := st.Backfill.public()
+		out.Backfill = &b
+	}
 	if st.Holder != nil {
 		hd := h.describe(name, st.Holder)
 		out.Holder = &hd
@@ -229,6 +235,9 @@ func stateHeader(st *jobState) nats.Header {
 	}
 	if !st.Queued.IsZero() {
 		hdr.Set(queuedHeader, st.Queued.UTC().Format(time.RFC3339Nano))
+	}
+	if st.Backfill != nil {
+		hdr.Set(backfillHeader, st.Backfill.Next.UTC().Format(time.RFC3339Nano))
 	}
 	if st.LastToken != 0 {
 		hdr.Set(tokenHeader, strconv.FormatUint(st.LastToken, 10))

@@ -82,6 +82,9 @@ func (s *Scheduler) reschedule(e *entry) func() {
 	case e.slot.pending&offerQueued != 0:
 		e.slot.pending &^= offerQueued
 		return func() { s.runQueued(e) }
+	case e.slot.pending&offerBackfill != 0:
+		e.slot.pending &^= offerBackfill
+		return func() { s.runBackfill(e) }
 	case !tick.IsZero():
 		e.slot.at, e.slot.kind, e.slot.tick = at.UnixNano(), kind, tick
 		q.push(e)
@@ -137,8 +140,9 @@ func (s *Scheduler) wakeWork(e *entry) func() {
 type offerKind uint8
 
 const (
-	offerRerun  offerKind = 1 << iota // a rerun of an interrupted tick
-	offerQueued                       // a tick queued while the job ran (overlap.go)
+	offerRerun    offerKind = 1 << iota // a rerun of an interrupted tick
+	offerQueued                         // a tick queued while the job ran (overlap.go)
+	offerBackfill                       // the next tick of a backfill (backfill.go)
 )
 
 // offer takes work the watch offers e: at once if e is queued, else once
@@ -159,8 +163,11 @@ func (s *Scheduler) offer(e *entry, kind offerKind) {
 	e.slot.busy = true
 	q.mu.Unlock()
 	run := s.rerunTick
-	if kind == offerQueued {
+	switch kind {
+	case offerQueued:
 		run = s.runQueued
+	case offerBackfill:
+		run = s.runBackfill
 	}
 	s.work(e, func() { run(e) })
 }

@@ -35,8 +35,8 @@ func (st *jobState) dropStaleQueued() {
 // startOverlap starts followOverlap for the run, unless the job's policy
 // is skip; the returned function stops it and waits for it.
 func (s *Scheduler) startOverlap(ctx context.Context, e *entry, tick time.Time, lease *heldLock, stop func(error)) func() {
-	if e.job.Overlap == job.OverlapSkip {
-		return func() {}
+	if e.job.Overlap == job.OverlapSkip || e.job.Overlap == job.OverlapAllow {
+		return func() {} // allow starts each tick on its own (parallel.go)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

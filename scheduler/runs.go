@@ -56,15 +56,17 @@ const (
 // MissedReasons are the reasons of missed entries: the values of the reason
 // label of cronlock_ticks_missed_total, each of which exists (at 0) for
 // every job from its start.
-var MissedReasons = []Reason{ReasonOverlap, ReasonNoReplica, ReasonOutage, ReasonLockHeld}
+var MissedReasons = []Reason{ReasonOverlap, ReasonNoReplica, ReasonOutage, ReasonLockHeld, ReasonGroupFull}
 
 // Run is one entry of a job's shared history.
 type Run struct {
 	Job string `json:"job"`
 	// ID numbers the job's entries: it grows by one with each entry.
-	ID       uint64    `json:"id,omitempty"`
-	Tick     time.Time `json:"tick"`
-	Manual   bool      `json:"manual,omitempty"` // started by Trigger, not by the schedule
+	ID     uint64    `json:"id,omitempty"`
+	Tick   time.Time `json:"tick"`
+	Manual bool      `json:"manual,omitempty"` // started by Trigger, not by the schedule
+	// Backfill: a run of a past tick that a backfill ran (History.Backfill).
+	Backfill bool      `json:"backfill,omitempty"`
 	Owner    string    `json:"owner,omitempty"`
 	Token    uint64    `json:"token,omitempty"`
 	Attempts int       `json:"attempts,omitempty"`
@@ -194,6 +196,8 @@ type jobState struct {
 	// Queued is a tick that came while the job ran, waiting for the run
 	// to end (job.OverlapQueue, OverlapReplace; see overlap.go).
 	Queued time.Time `json:"queued,omitzero"`
+	// Backfill is a backfill in progress (see backfill.go).
+	Backfill *backfill `json:"backfill,omitempty"`
 }
 
 // Suspension records an operator's suspend.

@@ -52,6 +52,8 @@ type Scheduler struct {
 	older   olderGate
 	legacy  *lock.Locker
 	inHand  heldLocks
+	groups  groupSlots
+	ownRuns parallelRuns
 	reapers sync.WaitGroup
 	closing chan struct{}
 
@@ -130,6 +132,7 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
 		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(),
 		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}), legacy: locker,
+		groups: groupSlots{locker: locker, js: js, timeout: o.AcquireTimeout},
 	}
 	h.repairs = &repairs{now: s.serverNow, report: s.anomaly}
 	s.claims.trusted = s.trustedTick

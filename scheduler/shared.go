@@ -21,6 +21,11 @@ func (s *Scheduler) stateChanged(name string, v view) {
 	if !v.lastFailure.IsZero() {
 		s.m.lastFailure.WithLabelValues(name).Set(float64(v.lastFailure.Unix()))
 	}
+	if v.backfill && v.holder == "" {
+		if e, ok := s.lookup(name); ok {
+			s.offer(e, offerBackfill)
+		}
+	}
 	if !v.queued.IsZero() && v.holder == "" && v.queued.After(v.lastTick) {
 		if e, ok := s.lookup(name); ok {
 			s.offer(e, offerQueued)

@@ -76,6 +76,16 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 	if st.LastToken != 0 {
 		b = strconv.AppendUint(append(b, `,"last_token":`...), st.LastToken, 10)
 	}
+	b, err = st.appendRunControl(b, err)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendRunControl appends the run control's fields: a cancel request,
+// the failures in a row, a queued tick (see cancel.go, overlap.go).
+func (st *jobState) appendRunControl(b []byte, err error) ([]byte, error) {
 	if p := st.Cancel; p != nil {
 		b = appendString(append(b, `,"cancel":{"lease":`...), p.Lease)
 		if p.By != "" {
@@ -93,10 +103,19 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 	if !st.Queued.IsZero() {
 		b, err = appendNamedTime(b, err, `,"queued":`, st.Queued)
 	}
-	if err != nil {
-		return nil, err
+	if p := st.Backfill; p != nil {
+		b, err = appendNamedTime(b, err, `,"backfill":{"from":`, p.From)
+		b, err = appendNamedTime(b, err, `,"to":`, p.To)
+		b, err = appendNamedTime(b, err, `,"next":`, p.Next)
+		b = strconv.AppendInt(append(b, `,"total":`...), int64(p.Total), 10)
+		b = strconv.AppendInt(append(b, `,"done":`...), int64(p.Done), 10)
+		if p.By != "" {
+			b = appendString(append(b, `,"by":`...), p.By)
+		}
+		b, err = appendNamedTime(b, err, `,"at":`, p.At)
+		b = append(b, '}')
 	}
-	return append(b, '}'), nil
+	return b, err
 }
 
 // appendJSON appends the run's JSON, without Output; an error that came
@@ -109,6 +128,9 @@ func (r *Run) appendJSON(b []byte, err error) ([]byte, error) {
 	b, err = appendNamedTime(b, err, `,"tick":`, r.Tick)
 	if r.Manual {
 		b = append(b, `,"manual":true`...)
+	}
+	if r.Backfill {
+		b = append(b, `,"backfill":true`...)
 	}
 	if r.Owner != "" {
 		b = appendString(append(b, `,"owner":`...), r.Owner)

@@ -91,11 +91,15 @@ func randomState(rng *rand.Rand) jobState {
 	}
 	st.Failures = rng.IntN(3) * rng.IntN(1000)
 	st.Queued = randomTime(rng)
+	if rng.IntN(2) == 0 {
+		st.Backfill = &backfill{From: randomTime(rng), To: randomTime(rng), Next: randomTime(rng), Total: rng.IntN(1000),
+			Done: rng.IntN(3), By: randomString(rng), At: randomTime(rng)}
+	}
 	return st
 }
 
 func randomRun(rng *rand.Rand) Run {
-	r := Run{Job: randomString(rng), ID: uint64(rng.IntN(2)) * rng.Uint64(), Tick: randomTime(rng), Manual: rng.IntN(2) == 0,
+	r := Run{Job: randomString(rng), ID: uint64(rng.IntN(2)) * rng.Uint64(), Tick: randomTime(rng), Manual: rng.IntN(2) == 0, Backfill: rng.IntN(2) == 0,
 		Owner: randomString(rng), Token: uint64(rng.IntN(2)) * rng.Uint64(), Attempts: rng.IntN(3),
 		Start: randomTime(rng), End: randomTime(rng), Status: RunStatus(randomString(rng)), Reason: Reason(randomString(rng)),
 		Ticks: rng.IntN(3) * rng.IntN(100000), Error: randomString(rng), By: randomString(rng), Output: randomString(rng),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 )
 
@@ -36,6 +37,9 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	}
 	if e.outageMarked() {
 		gapReason = ReasonOutage
+	}
+	if e.job.Overlap == job.OverlapAllow {
+		return s.runParallel(e, tick, gapReason, log)
 	}
 	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, definition: e.job.Definition}
 	var c claimed
@@ -68,7 +72,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 		log = log.With().Str("catch_up_after", string(gapReason)).Logger()
 	}
 	run = c.run
-	s.execute(s.hard, e, &run, lease, log)
+	s.runInGroup(s.hard, e, &run, lease, log)
 	return true
 }
 
@@ -107,7 +111,7 @@ func (s *Scheduler) rerunTick(e *entry) {
 	run = c.run
 	run.interruptions = p.Interruptions
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
-	s.execute(s.hard, e, &run, lease, log)
+	s.runInGroup(s.hard, e, &run, lease, log)
 }
 
 // lockTick takes the job's lock for tick and makes change in the same

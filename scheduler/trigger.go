@@ -114,6 +114,6 @@ func (s *Scheduler) runManual(ctx context.Context, m manualRun) Run {
 	defer unhook()
 	run := m.run
 	log := s.log.With().Str("job", run.Job).Time("tick", run.Tick).Bool("manual", true).Str("owner", run.Owner).Uint64("token", run.Token).Logger()
-	s.execute(parent, m.e, &run, m.lease, log)
+	s.runInGroup(parent, m.e, &run, m.lease, log)
 	return run
 }

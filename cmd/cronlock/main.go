@@ -59,6 +59,7 @@ var commands = []command{
 	{"status", "show each job's last runs from the shared history", (*cli).status},
 	{"trigger", "have a replica run one job once now, under its lock", (*cli).trigger},
 	{"cancel", "stop a job's running run, wherever it runs", (*cli).cancel},
+	{"backfill", "run the ticks of a past range that have no run", (*cli).backfill},
 	{"logs", "print a job's output: of its last run, or live as a run produces it (-f)", (*cli).logs},
 	{"unlock", "force-release a job's lock", (*cli).unlock},
 	{"suspend", "stop every replica from starting a job's ticks", (*cli).suspend},

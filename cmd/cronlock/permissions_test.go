@@ -76,16 +76,34 @@ func TestLeastPrivilege(t *testing.T) {
 nats: {url: %s, user: cronlock, password: cronlock-pw}
 lock: {lease: 2s, renew: 500ms, owner: restricted}
 http: {listen: ""}
+groups:
+  least: {max_running: 1}
 jobs:
+  - name: least.group.a
+    schedule: "* * * * * *"
+    group: least
+    starting_deadline: 3s
+    shell: sleep 0.3; echo a >> %[2]q.group
+  - name: least.group.b
+    schedule: "* * * * * *"
+    group: least
+    starting_deadline: 3s
+    shell: sleep 0.3; echo b >> %[2]q.group
   - name: least.privilege
     schedule: "* * * * * *"
-    shell: echo "$CRONLOCK_TOKEN" >> %q
+    shell: echo "$CRONLOCK_TOKEN" >> %[2]q
   - name: least.trigger
     schedule: "@yearly"
     shell: echo triggered
 `, url, out))
 	d := startDaemon(t, dir, cfg)
 	waitFor(t, 20*time.Second, "two runs", func() bool { return len(fileLines(t, out)) >= 2 })
+	// The group's slots and its line of waiting ticks are leases in the
+	// lock bucket: both jobs run, one at a time.
+	waitFor(t, 20*time.Second, "runs of both jobs of the group", func() bool {
+		l := strings.Join(fileLines(t, out+".group"), " ")
+		return strings.Contains(l, "a") && strings.Contains(l, "b")
+	})
 	for _, args := range [][]string{{"locks", "-c", cfg, "--json"}, {"status", "-c", cfg, "--json"}, {"trigger", "-c", cfg, "least.trigger"}} {
 		r := cronlock(t, nil, args...)
 		if r.code != 0 || strings.Contains(r.stderr, "iolation") {

@@ -25,7 +25,9 @@ nats: {url: %s}
 lock: {lease: 2s, renew: 500ms, owner: %s}
 http: {listen: ""}
 shutdown_grace: 1s
-jobs:
+groups:
+  backups: {max_running: 2}
+jobs:%s
   - name: queued
     schedule: "* * * * * *"
     overlap: queue
@@ -35,6 +37,11 @@ jobs:
     overlap: replace
     grace: 1s
     shell: sleep 30
+  - name: parallel
+    schedule: "* * * * * *"
+    overlap: allow
+    max_parallel: 2
+    shell: sleep 2.5
   - name: flaky
     schedule: "* * * * * *"
     suspend_after_failures: 2
@@ -42,7 +49,22 @@ jobs:
     notify:
       - command: ["sh", "-c", "cat >> %s; echo >> %s"]
         on: [suspended, failure]
-`, url, owner, notes, notes))
+`, url, owner, groupJobs(), notes, notes))
+}
+
+// groupJobs are five jobs of the group backups (max_running 2), due at
+// once every 10 s, each running 0.7 s, waiting up to 8 s for a slot.
+func groupJobs() string {
+	var b strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&b, `
+  - name: backup.%d
+    schedule: "*/10 * * * * *"
+    group: backups
+    starting_deadline: 8s
+    shell: sleep 0.7`, i)
+	}
+	return b.String()
 }
 
 // statusRun is a run of `status --json` as these tests read it.
@@ -85,15 +107,7 @@ func TestOverlapPoliciesAndSuspendAfterFailures(t *testing.T) {
 		slices.Reverse(out) // oldest first
 		return out
 	}
-	finished := func(job string) []statusRun {
-		var out []statusRun
-		for _, r := range runs(job) {
-			if !r.Start.IsZero() && !r.End.IsZero() {
-				out = append(out, r)
-			}
-		}
-		return out
-	}
+	finished := func(job string) []statusRun { return finishedOf(runs(job)) }
 	waitFor(t, 40*time.Second, "three finished runs of queued and replaced", func() bool {
 		return len(finished("queued")) >= 3 && len(finished("replaced")) >= 3
 	})
@@ -108,6 +122,9 @@ func TestOverlapPoliciesAndSuspendAfterFailures(t *testing.T) {
 				prev.Tick, r.Tick, prev.Status, prev.Reason, prev.By, prev.Owner)
 		}
 	})
+
+	checkGroup(t, func(job string) []statusRun { return finishedOf(runs(job)) })
+	checkParallel(t, finished("parallel"))
 
 	waitFor(t, 10*time.Second, "the suspended notification", func() bool { return strings.Contains(readOrEmpty(notes), `"event":"suspended"`) })
 	time.Sleep(1500 * time.Millisecond) // ticks pass: no replica may run the suspended job
@@ -125,6 +142,69 @@ func TestOverlapPoliciesAndSuspendAfterFailures(t *testing.T) {
 	}
 	if r := cronlock(t, nil, "status", "-c", cfg, "flaky"); !strings.Contains(r.stdout, "suspended after 2 consecutive failures") {
 		t.Errorf("status of flaky does not give the suspension's note:\n%s", r.stdout)
+	}
+}
+
+// finishedOf are the runs that started and ended.
+func finishedOf(runs []statusRun) []statusRun {
+	var out []statusRun
+	for _, r := range runs {
+		if !r.Start.IsZero() && !r.End.IsZero() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkGroup waits until each of the five jobs of the group backups has
+// run, and checks that never more than two of their runs overlapped.
+func checkGroup(t *testing.T, finished func(job string) []statusRun) {
+	t.Helper()
+	var all []statusRun
+	waitFor(t, 30*time.Second, "a run of each of the group's five jobs", func() bool {
+		all = nil
+		for i := range 5 {
+			rs := finished(fmt.Sprintf("backup.%d", i))
+			if len(rs) == 0 {
+				return false
+			}
+			all = append(all, rs...)
+		}
+		return true
+	})
+	for _, r := range all {
+		at := 0
+		for _, o := range all {
+			if !o.Start.After(r.Start) && o.End.After(r.Start) {
+				at++ // o runs at r's start (r itself included)
+			}
+		}
+		if at > 2 {
+			t.Errorf("%d runs of the group at once at %v, want at most 2", at, r.Start)
+		}
+	}
+}
+
+// checkParallel checks the runs of the allow job (max_parallel 2): each
+// tick once, never more than two at once, and two at once at some point.
+func checkParallel(t *testing.T, runs []statusRun) {
+	t.Helper()
+	ticks, most := map[time.Time]bool{}, 0
+	for _, r := range runs {
+		if ticks[r.Tick] {
+			t.Errorf("parallel: tick %v ran twice", r.Tick)
+		}
+		ticks[r.Tick] = true
+		at := 0
+		for _, o := range runs {
+			if !o.Start.After(r.Start) && o.End.After(r.Start) {
+				at++
+			}
+		}
+		most = max(most, at)
+	}
+	if most != 2 {
+		t.Errorf("parallel: at most %d runs at once, want 2 (max_parallel) among %d runs", most, len(runs))
 	}
 }
 

@@ -69,8 +69,10 @@ type statusJSON struct {
 	SuspendedBy string    `json:"suspended_by,omitempty"`
 	// SuspendedNote says why cronlock suspended the job itself
 	// (suspend_after_failures); absent for an operator's suspension.
-	SuspendedNote string    `json:"suspended_note,omitempty"`
-	Runs          []runJSON `json:"runs"`
+	SuspendedNote string `json:"suspended_note,omitempty"`
+	// Backfill is the job's backfill in progress; absent if none.
+	Backfill *backfillJSON `json:"backfill,omitempty"`
+	Runs     []runJSON     `json:"runs"`
 	// State is "corrupt" when the job's shared record cannot be read
 	// (Error says why; runs is then empty): a running replica repairs it
 	// at the job's next tick. Absent otherwise.
@@ -81,11 +83,22 @@ type statusJSON struct {
 	OtherDefinition string `json:"other_definition,omitempty"`
 }
 
+// backfillJSON is a backfill in progress in `status --json`.
+type backfillJSON struct {
+	From  time.Time `json:"from"`
+	To    time.Time `json:"to"`
+	Next  time.Time `json:"next"`
+	Total int       `json:"total"`
+	Done  int       `json:"done"`
+	By    string    `json:"by,omitempty"`
+}
+
 // runJSON is one run of `status --json`. The pointer fields are left out
 // for a running run, which does not have them yet.
 type runJSON struct {
 	Tick            time.Time `json:"tick"`
 	Manual          bool      `json:"manual"`
+	Backfill        bool      `json:"backfill,omitempty"`
 	Owner           string    `json:"owner"`
 	Token           uint64    `json:"token"`
 	Attempts        *int      `json:"attempts,omitempty"`
@@ -181,6 +194,9 @@ func toStatusJSON(hist []app.JobHistory) []statusJSON {
 		if h.Corrupt != "" {
 			s.State, s.Error = stateCorrupt, h.Corrupt
 		}
+		if b := h.Backfill; b != nil {
+			s.Backfill = &backfillJSON{From: b.From.UTC(), To: b.To.UTC(), Next: b.Next.UTC(), Total: b.Total, Done: b.Done, By: b.By}
+		}
 		for _, r := range h.Runs {
 			s.Runs = append(s.Runs, toRunJSON(r))
 		}
@@ -191,7 +207,7 @@ func toStatusJSON(hist []app.JobHistory) []statusJSON {
 
 func toRunJSON(r scheduler.Run) runJSON {
 	out := runJSON{
-		Tick: r.Tick.UTC(), Manual: r.Manual, Owner: r.Owner, Token: r.Token,
+		Tick: r.Tick.UTC(), Manual: r.Manual, Backfill: r.Backfill, Owner: r.Owner, Token: r.Token,
 		Status: string(r.Status), Reason: string(r.Reason), By: r.By, Ticks: r.Ticks,
 	}
 	if !r.Start.IsZero() {
@@ -274,6 +290,10 @@ func writeOutput(b *strings.Builder, out string) {
 
 func writeSuspensions(b *strings.Builder, hist []app.JobHistory) {
 	for _, h := range hist {
+		if bf := h.Backfill; bf != nil {
+			fmt.Fprintf(b, "\n%s: backfill in progress: %d of %d tick(s) started, from %s to %s, by %s ('cronlock cancel --backfill %s' stops it)\n",
+				h.Job.Name, bf.Done, bf.Total, bf.From.UTC().Format(time.RFC3339), bf.To.UTC().Format(time.RFC3339), dash(bf.By), h.Job.Name)
+		}
 		switch {
 		case h.Suspended != nil:
 			by := dash(h.Suspended.By)
@@ -294,6 +314,9 @@ func writeSuspensions(b *strings.Builder, hist []app.JobHistory) {
 
 func runTick(r scheduler.Run) string {
 	tick := r.Tick.UTC().Format(time.RFC3339)
+	if r.Backfill {
+		tick += " (backfill)"
+	}
 	if r.Manual {
 		tick += " (manual)"
 	}

@@ -77,6 +77,8 @@ type JobHistory struct {
 	// OtherDefinition is the definition hash of the job's last claim when
 	// it is not this configuration's (see OtherDefinition), else "".
 	OtherDefinition string
+	// Backfill is the job's backfill in progress, nil if none.
+	Backfill *scheduler.Backfill
 }
 
 // IsSuspended reports whether no replica starts the job's ticks: the
@@ -145,7 +147,7 @@ func (c *Client) jobHistory(ctx context.Context, h *scheduler.History, cj config
 		return JobHistory{}, err
 	}
 	hj := JobHistory{Job: cj, Source: source, Runs: runs, Suspended: st.Suspended, ConfigSuspended: ConfigSuspended(cj),
-		OtherDefinition: OtherDefinition(cj, st.Definition)}
+		OtherDefinition: OtherDefinition(cj, st.Definition), Backfill: st.Backfill}
 	if c.runtimeInvalid(cj.Name) { // not what a replica runs: no definition to compare
 		hj.OtherDefinition = ""
 	}

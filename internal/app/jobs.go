@@ -125,6 +125,8 @@ func (m JobMaker) Job(cj config.Job) job.Job {
 		Suspended:            cj.Suspended,
 		SuspendAfterFailures: cj.SuspendAfterFailures,
 		Overlap:              overlapPolicy(cj.Overlap),
+		MaxParallel:          cj.MaxParallel,
+		Group:                job.Group{Name: cj.Group, MaxRunning: cj.GroupMaxRunning},
 		RunOn:                runOnSetting(cj.RunOn),
 		OnReplicas:           cj.OnReplicas,
 		Definition:           DefinitionHash(cj),

@@ -256,6 +256,9 @@ func (s *webSource) Job(ctx context.Context, name string) (web.JobDetail, error)
 		d.Definition, d.Revision = rj.Definition, rj.Revision
 	}
 	d.Settings = st.settings(v, rj)
+	if b := shared.Backfill; b != nil {
+		d.Backfill = &web.Backfill{From: b.From, To: b.To, Next: b.Next, Total: b.Total, Done: b.Done, By: b.By}
+	}
 	if h := shared.Holder; h != nil {
 		d.Lock = &web.Lock{Owner: h.Owner, Token: h.Token, AcquiredAt: h.AcquiredAt, ExpiresAt: h.ExpiresAt}
 	}
@@ -276,7 +279,7 @@ func webRun(r scheduler.Run) web.Run {
 	return web.Run{
 		Tick: r.Tick, Status: string(r.Status), Attempts: r.Attempts, Start: r.Start, End: r.End,
 		DurationSeconds: r.Duration().Seconds(), ExitCode: r.ExitCode, Error: r.Error,
-		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: string(r.Reason), By: r.By, Failed: r.Failed(),
+		Owner: r.Owner, Token: r.Token, Manual: r.Manual, Reason: string(r.Reason), By: r.By, Failed: r.Failed(), Backfill: r.Backfill,
 	}
 }
 
@@ -352,6 +355,24 @@ func (s *webSource) Cancel(ctx context.Context, name string) error {
 		return busyError{fmt.Errorf("%w: nothing to cancel", err)}
 	}
 	return err
+}
+
+// Backfill starts (or lists) a backfill of the job with the schedule this
+// replica runs it on (see scheduler.History.Backfill); a range it refuses is a 400 naming the
+// range, one in progress a conflict.
+func (s *webSource) Backfill(ctx context.Context, name string, from, to time.Time, by string, dryRun bool) ([]time.Time, error) {
+	st, err := s.known(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	ticks, err := st.sched.Backfill(ctx, name, scheduler.BackfillOptions{From: from, To: to, By: by, DryRun: dryRun})
+	switch {
+	case errors.Is(err, scheduler.ErrBackfillRange):
+		return nil, &web.DefinitionError{Field: "to", Msg: err.Error()}
+	case errors.Is(err, scheduler.ErrBackfillRunning):
+		return nil, busyError{err}
+	}
+	return ticks, err
 }
 
 // known returns the daemon's parts after checking that name is a job of

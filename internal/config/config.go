@@ -99,6 +99,9 @@ type Config struct {
 	RuntimeJobs RuntimeJobs `yaml:"runtime_jobs"`
 	// Kinds are the named commands that jobs run by naming them (kind:).
 	Kinds []Kind `yaml:"kinds"`
+	// Groups are the cluster-wide concurrency groups that jobs name
+	// (group:), by name.
+	Groups map[string]Group `yaml:"groups"`
 }
 
 // NATS says how to reach NATS JetStream.
@@ -370,8 +373,19 @@ type Job struct {
 	// (the default) is missed with reason overlap; "queue" runs as soon as
 	// the run ends (the latest such tick; older ones are missed, overlap);
 	// "replace" cancels the running run (recorded cancelled, reason
-	// replaced) and runs once it is gone.
+	// replaced) and runs once it is gone; "allow" starts it while earlier
+	// runs still run, up to max_parallel at once across all replicas.
 	Overlap string `yaml:"overlap"`
+	// MaxParallel bounds the runs at once under overlap allow. Default 1;
+	// 1 to 1000; above 1 only with overlap allow.
+	MaxParallel int `yaml:"max_parallel"`
+	// Group names a concurrency group of Config.Groups: at most its
+	// max_running runs of its jobs at once across all replicas. A tick that
+	// finds it full waits for a slot until starting_deadline after the tick
+	// (not at all without one), then is missed with reason group_full.
+	Group string `yaml:"group"`
+	// GroupMaxRunning is the group's max_running, set by validation.
+	GroupMaxRunning int `yaml:"-"`
 	// RunOn is "one" (the default: each tick runs on one replica) or
 	// "every_replica": each live replica (matching on_replicas) runs each
 	// tick itself, for host-local work.

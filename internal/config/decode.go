@@ -333,6 +333,8 @@ func (d *decoder) value(n ast.Node, path string, v reflect.Value) {
 		d.notifyTargets(n, path, v)
 	case t == kindsType:
 		d.kinds(n, path, v)
+	case t == groupsType:
+		d.groups(n, path, v)
 	case t == payloadType:
 		d.payload(n, path, v)
 	case t.Kind() == reflect.String: // string and Secret

@@ -152,7 +152,8 @@ func TestExampleDecodes(t *testing.T) {
 			Env:     map[string]string{"GREETING": "hello"}, Dir: "/tmp",
 			Timeout: Duration(20 * time.Second), Retries: 2, RetryBackoff: Duration(5 * time.Second),
 			StartingDeadline: Duration(30 * time.Second), OnInterrupt: "rerun", Jitter: Duration(2 * time.Second), Grace: grace, Location: berlin,
-			SuspendAfterFailures: 5, Overlap: "queue", RunOn: "one", OnReplicas: map[string]string{"role": "batch"},
+			SuspendAfterFailures: 5, Overlap: "queue", MaxParallel: 1, Group: "reports", GroupMaxRunning: 2,
+			RunOn: "one", OnReplicas: map[string]string{"role": "batch"},
 			Notify: []NotifyTarget{{
 				Command: []string{"sh", "-c", "cat >> reports-failures.jsonl; echo >> reports-failures.jsonl"},
 				On:      []string{"failure"},
@@ -175,8 +176,9 @@ func TestExampleDecodes(t *testing.T) {
 			Shell: "echo one-off at $CRONLOCK_TICK", Grace: grace, Location: time.UTC,
 			Cal: &job.Calendar{At: time.Date(2030, 12, 24, 18, 0, 0, 0, time.FixedZone("", 3600))},
 		}},
-		Kinds: []Kind{{Name: "report", Command: []string{"sh", "-c", "echo report for $CRONLOCK_PAYLOAD"}, Timeout: Duration(time.Minute)}},
-		Path:  examplePath,
+		Kinds:  []Kind{{Name: "report", Command: []string{"sh", "-c", "echo report for $CRONLOCK_PAYLOAD"}, Timeout: Duration(time.Minute)}},
+		Groups: map[string]Group{"reports": {MaxRunning: 2}},
+		Path:   examplePath,
 	}
 	for i := range cfg.Jobs {
 		if cfg.Jobs[i].Line == 0 {
@@ -192,6 +194,10 @@ func TestExampleDecodes(t *testing.T) {
 	}
 	for k := range cfg.Kinds {
 		cfg.Kinds[k].Line = 0
+	}
+	for name, g := range cfg.Groups {
+		g.Line = 0
+		cfg.Groups[name] = g
 	}
 	cfg.Digest = [sha256.Size]byte{} // of the bytes: not what this test checks
 	if !reflect.DeepEqual(cfg, want) {

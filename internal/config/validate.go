@@ -90,6 +90,7 @@ func (d *decoder) validate(c *Config) {
 	d.check(c.MaxConcurrentRuns < 0, "max_concurrent_runs", nil, "must not be negative (0: no limit), got %d", c.MaxConcurrentRuns)
 	d.validateBounds(c)
 	d.validateLibrary(c)
+	d.validateGroups(c)
 
 	if c.HTTP.Listen != "" {
 		d.checkListen("http.listen", c.HTTP.Listen)
@@ -252,6 +253,7 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 	d.check(j.Retries < 0, at("retries"), nil, "must not be negative, got %d", j.Retries)
 	d.check(j.SuspendAfterFailures < 0, at("suspend_after_failures"), nil, "must not be negative, got %d", j.SuspendAfterFailures)
 	d.validateOverlap(j, at)
+	d.validateJobGroup(c, j, at)
 	d.validatePlacement(j, at)
 	d.validateJobBounds(j, p, sched)
 	switch j.OnInterrupt {
@@ -391,14 +393,15 @@ func placeholderToken(tok string) bool {
 	return strings.Trim(norm, "secrtoknadmi") == "" // only "secret", "token", "admin" repeated or mixed
 }
 
-// validateOverlap checks the job's overlap key. Running ticks side by side
-// (allow, with max_parallel) is not a policy of this release: it is refused
-// by name rather than read as another.
+// validateOverlap checks the job's overlap and max_parallel keys.
 func (d *decoder) validateOverlap(j *Job, at func(string) string) {
-	if j.Overlap == "allow" {
-		d.check(true, at("overlap"), nil, "allow is not supported by this release; use skip, queue or replace")
-		return
-	}
 	_, err := job.ParseOverlap(j.Overlap)
 	d.check(err != nil, at("overlap"), nil, "%v", err)
+	switch {
+	case !d.set[at("max_parallel")]:
+	case j.MaxParallel < 1 || j.MaxParallel > job.MaxMaxParallel:
+		d.check(true, at("max_parallel"), nil, "must be between 1 and %d, got %d", job.MaxMaxParallel, j.MaxParallel)
+	case j.MaxParallel > 1 && j.Overlap != "allow":
+		d.check(true, at("max_parallel"), nil, "%d runs at once need overlap: allow", j.MaxParallel)
+	}
 }

@@ -34,14 +34,11 @@ func (s *server) action(name string) func(context.Context, string) error {
 // job is unknown, 403 without the right bearer token.
 func (s *server) apiAction(w http.ResponseWriter, r *http.Request) {
 	act := s.action(r.PathValue("action"))
-	if s.tokens().Admin == "" || act == nil {
+	if act == nil {
 		writeJSON(w, http.StatusNotFound, errorResponse{Error: "no such action"})
 		return
 	}
-	if !s.authorized(r) {
-		s.refusals.Refused(r, "action without the admin token")
-		writeJSON(w, http.StatusForbidden, errorResponse{
-			Error: "forbidden: send the admin token as Authorization: Bearer <token>"})
+	if !s.admitAction(w, r) {
 		return
 	}
 	name := r.PathValue("name")
@@ -52,6 +49,23 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) {
 	s.opts.Logger.Info().Str("job", name).Str("action", r.PathValue("action")).
 		Str("remote", r.RemoteAddr).Msg("status page action")
 	writeJSON(w, http.StatusOK, actionResponse{Job: name, Action: r.PathValue("action"), OK: true})
+}
+
+// admitAction answers 404 when no admin token is configured (the actions
+// do not exist) and 403 without the right bearer token, and reports
+// whether the action may go ahead.
+func (s *server) admitAction(w http.ResponseWriter, r *http.Request) bool {
+	if s.tokens().Admin == "" {
+		writeJSON(w, http.StatusNotFound, errorResponse{Error: "no such action"})
+		return false
+	}
+	if !s.authorized(r) {
+		s.refusals.Refused(r, "action without the admin token")
+		writeJSON(w, http.StatusForbidden, errorResponse{
+			Error: "forbidden: send the admin token as Authorization: Bearer <token>"})
+		return false
+	}
+	return true
 }
 
 // authorized reports whether r carries the admin token as a bearer token,

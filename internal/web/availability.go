@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -80,6 +81,12 @@ func (w *watched) Resume(ctx context.Context, name string) error {
 	err := w.Source.Resume(ctx, name)
 	w.note(err)
 	return err
+}
+
+func (w *watched) Backfill(ctx context.Context, name string, from, to time.Time, by string, dryRun bool) ([]time.Time, error) {
+	ticks, err := w.Source.Backfill(ctx, name, from, to, by, dryRun)
+	w.note(err)
+	return ticks, err
 }
 
 func (w *watched) Cancel(ctx context.Context, name string) error {

@@ -33,6 +33,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	t.Run("readable at phone width", func(t *testing.T) { testPhoneWidth(t, b.For(t)) })
 	t.Run("the overview shows each job's history at a glance", func(t *testing.T) { testGlanceOverview(t, b.For(t)) })
 	t.Run("the job view charts durations and shows the definition", func(t *testing.T) { testGlanceJobView(t, b.For(t)) })
+	t.Run("the job view cancels and backfills", func(t *testing.T) { testRunControl(t, b.For(t)) })
 }
 
 // noProblems fails when the page logged errors or threw.

@@ -93,6 +93,7 @@ func Handler(src Source, opts Options) http.Handler {
 	mux.HandleFunc("DELETE /api/jobs/{name}", s.apiDeleteJob)
 	mux.HandleFunc("GET /api/replicas", s.apiReplicas)
 	mux.HandleFunc("POST /api/jobs/{name}/{action}", s.apiAction)
+	mux.HandleFunc("POST /api/jobs/{name}/backfill", s.apiBackfill)
 	mux.HandleFunc("POST /login", s.login)
 	if opts.Metrics != nil {
 		mux.Handle("GET /metrics", opts.Metrics)

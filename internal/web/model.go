@@ -40,6 +40,10 @@ type Source interface {
 	// Cancel stops the job's running run wherever it runs; an error
 	// matching ErrConflict when it runs nothing.
 	Cancel(ctx context.Context, name string) error
+	// Backfill starts (dryRun: lists) a backfill of the job's ticks in
+	// [from, to] that have no run, and returns them; a *DefinitionError
+	// for a range it refuses, ErrConflict while one is in progress.
+	Backfill(ctx context.Context, name string, from, to time.Time, by string, dryRun bool) ([]time.Time, error)
 }
 
 // Job is one configured job as the job list shows it. Its JSON form is part
@@ -106,6 +110,19 @@ type JobDetail struct {
 	// Settings is how the job runs, for the job view (glance.go); nil
 	// (absent) when the source does not say.
 	Settings *Settings `json:"settings,omitempty"`
+	// Backfill is the job's backfill in progress; absent if none.
+	Backfill *Backfill `json:"backfill,omitempty"`
+}
+
+// Backfill is a backfill in progress: Done of Total ticks started, from
+// From to To, the next one considered at or after Next.
+type Backfill struct {
+	From  time.Time `json:"from"`
+	To    time.Time `json:"to"`
+	Next  time.Time `json:"next"`
+	Total int       `json:"total"`
+	Done  int       `json:"done"`
+	By    string    `json:"by,omitempty"`
 }
 
 // Run is one run (or missed tick) of a job.
@@ -136,6 +153,8 @@ type Run struct {
 	// definition: failed, timeout, lost, abandoned), which the page
 	// colours as one.
 	Failed bool `json:"failed"`
+	// Backfill: the run of a past tick that a backfill ran.
+	Backfill bool `json:"backfill,omitempty"`
 }
 
 // Lock is a job's lock while held.

@@ -148,6 +148,16 @@ func (m *memSource) Cancel(_ context.Context, name string) error {
 	return err
 }
 
+func (m *memSource) Backfill(_ context.Context, name string, from, to time.Time, _ string, _ bool) ([]time.Time, error) {
+	var ticks []time.Time
+	err := m.act(name, "backfill", func(*web.JobDetail) {
+		for t := from; !t.After(to); t = t.Add(time.Minute) {
+			ticks = append(ticks, t)
+		}
+	})
+	return ticks, err
+}
+
 // xssPayload is what a hostile job prints: if the page ever treats output as
 // markup, one of these sets window.__pwned.
 const xssPayload = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`

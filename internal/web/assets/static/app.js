@@ -164,6 +164,36 @@
     fillBody("replicas", data.replicas, replicaRow, "No live replicas.", 9);
   }
 
+  function backfillText(b) {
+    return b.done + " of " + b.total + " tick(s) started, from " + fmtTime(b.from) + " to " + fmtTime(b.to) +
+      (b.by ? " (by " + b.by + ")" : "");
+  }
+
+  // backfill posts the job view's backfill form: a dry run lists the
+  // ticks, a backfill starts them; the answer is shown as the message.
+  function backfill(form, dry) {
+    var job = form.dataset.job;
+    var input = tokenInput();
+    var body = JSON.stringify({ from: form.elements.from.value.trim(), to: form.elements.to.value.trim(), dry_run: dry });
+    fetch("/api/jobs/" + encodeURIComponent(job) + "/backfill", {
+      method: "POST",
+      headers: { Authorization: "Bearer " + (input ? input.value : ""), Accept: "application/json", "Content-Type": "application/json" },
+      body: body, cache: "no-store"
+    }).then(function (resp) {
+      return resp.json().catch(function () { return {}; }).then(function (b) {
+        if (!resp.ok) {
+          showMessage("backfill " + job + " refused (" + resp.status + "): " + (b.error || resp.statusText), true);
+          return;
+        }
+        var n = (b.ticks || []).length;
+        showMessage((dry ? "backfill " + job + " would run " : "backfill " + job + ": started ") + n + " tick(s)" +
+          (n ? ": " + b.ticks.map(fmtTime).join(", ") : ""), false);
+      });
+    }, function (err) {
+      showMessage("backfill " + job + " failed: " + err.message, true);
+    }).then(function () { last = ""; return poll(); });
+  }
+
   function fact(dl, label, cls, value) {
     dl.appendChild(el("dt", { text: label }));
     dl.appendChild(el("dd", { "class": cls }, value));
@@ -172,6 +202,7 @@
   function runArticle(r) {
     var h = el("h3", null, statusBadge(r.status), " ", el("span", { "class": "tick", text: fmtTime(r.tick) }));
     if (r.manual) { h.appendChild(document.createTextNode(" ")); h.appendChild(el("span", { "class": "badge", text: "manual" })); }
+    if (r.backfill) { h.appendChild(document.createTextNode(" ")); h.appendChild(el("span", { "class": "badge", text: "backfill" })); }
     var dl = el("dl", { "class": "facts" });
     fact(dl, "Owner", "owner", r.owner);
     fact(dl, "Token", "token", fmtToken(r.token));
@@ -199,6 +230,7 @@
       fact(sum, "Next run", "next", nextCell(d));
       fact(sum, "Last status", "status", jobStatus(d));
       fact(sum, "Suspended", "suspended", suspendedCell(d.suspended));
+      if (d.backfill) { fact(sum, "Backfill", "backfill", backfillText(d.backfill)); }
     }
     renderGlance(d);
     var acts = document.getElementById("actions");
@@ -450,6 +482,13 @@
       var b = ev.target.closest && ev.target.closest("button[data-action]");
       if (b && admin) { act(b); }
     });
+    var bf = document.getElementById("backfill");
+    if (bf && admin) {
+      bf.addEventListener("submit", function (ev) {
+        ev.preventDefault();
+        backfill(bf, !!(ev.submitter && ev.submitter.value === "dry"));
+      });
+    }
     document.addEventListener("visibilitychange", function () {
       if (document.visibilityState === "visible") { poll().then(schedule); } else { clearTimeout(timer); }
     });
