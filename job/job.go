@@ -73,6 +73,14 @@ type Job struct {
 	// slot until StartingDeadline after the tick (not at all without one)
 	// and is then recorded missed with reason group_full.
 	Group Group
+	// RunOn says whether a tick runs on one replica (the zero value) or on
+	// every live replica (see RunOn).
+	RunOn RunOn
+	// OnReplicas, when not empty, restricts the job to the replicas whose
+	// labels (scheduler.Options.ReplicaLabels) have every one of its
+	// pairs: another replica never tries its ticks, and a tick at which no
+	// matching replica is live is recorded missed with reason no_replica.
+	OnReplicas map[string]string
 	// Definition identifies what Run does, such as a hash of the command
 	// it runs: the scheduler writes it with each claim of the job's ticks
 	// and reports a claim written under another Definition (another
@@ -181,6 +189,12 @@ func (j Job) validate(s Schedule, err error) error {
 	}
 	if err := j.Group.validate(); err != nil {
 		add("%v", err)
+	}
+	if j.RunOn != RunOnOne && j.RunOn != RunOnEveryReplica {
+		add("runOn: unknown setting %v", j.RunOn)
+	}
+	if err := ValidateLabels(j.OnReplicas); err != nil {
+		add("onReplicas: %v", err)
 	}
 	if j.Jitter < 0 {
 		add("jitter: must not be negative, got %v", j.Jitter)

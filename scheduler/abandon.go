@@ -36,6 +36,6 @@ func (s *Scheduler) ownerGone(ctx context.Context) func(Run) bool {
 		if err != nil {
 			return false // cannot tell: leave it to a later claim
 		}
-		return !live || !slices.Contains(rep.Running, r.Job)
+		return !live || !slices.Contains(rep.Running, jobOf(r.Job))
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/cronlock/cronlock/job"
 )
 
 // Cancelling a run is a request written into the job's record, beside the
@@ -80,7 +78,7 @@ const defaultCancelBy = "operator"
 // (or, with Tick, none of that tick). A second request for the same run
 // writes nothing and returns the run again. Await the end with AwaitRun.
 func (h *History) Cancel(ctx context.Context, name string, o CancelOptions) (Run, error) {
-	if err := job.ValidateName(name); err != nil {
+	if err := ValidateRecord(name); err != nil {
 		return Run{}, err
 	}
 	if o.By == "" {

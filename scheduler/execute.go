@@ -181,7 +181,7 @@ func (s *Scheduler) attempts(ctx context.Context, e *entry, run *Run, lease *hel
 	// job.MaxRetries bounded it.
 	for try := 0; try <= j.Retries; try++ {
 		run.Attempts++
-		info := job.RunInfo{Job: j.Name, Tick: run.Tick, Attempt: run.Attempts, Owner: lease.Owner(), Token: lease.Token()}
+		info := job.RunInfo{Job: jobOf(j.Name), Tick: run.Tick, Attempt: run.Attempts, Owner: lease.Owner(), Token: lease.Token()}
 		actx, outcome := job.WithOutcome(job.WithLeaseDeadline(job.NewContext(ctx, info), lease.Deadline))
 		err = s.attempt(actx, j)
 		o := outcome()

@@ -118,9 +118,10 @@ type JobState struct {
 	Backfill *Backfill
 }
 
-// State returns the job's shared state.
+// State returns the job's shared state; name may also be the key of an
+// every_replica record (ReplicaRecord).
 func (h *History) State(ctx context.Context, name string) (JobState, error) {
-	if err := job.ValidateName(name); err != nil {
+	if err := ValidateRecord(name); err != nil {
 		return JobState{}, err
 	}
 	st, _, err := h.get(ctx, name)
@@ -322,12 +323,21 @@ func (h *History) Suspend(ctx context.Context, name, by string, now time.Time) e
 
 // Resume lifts a suspension and starts the count of failures in a row
 // (job.Job.SuspendAfterFailures) again. The ticks that passed while the
-// job was suspended are not caught up.
+// job was suspended are not caught up. An every_replica job's records of
+// each replica are resumed too (resumeReplicas).
 func (h *History) Resume(ctx context.Context, name string) error {
 	if err := job.ValidateName(name); err != nil {
 		return err
 	}
-	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+	if err := h.resume(ctx, name); err != nil {
+		return err
+	}
+	return h.resumeReplicas(ctx, name)
+}
+
+// resume lifts the suspension of the record key.
+func (h *History) resume(ctx context.Context, key string) error {
+	_, _, err := h.update(ctx, key, nil, 0, func(st *jobState) bool {
 		if st.Suspended == nil && st.Failures == 0 {
 			return false
 		}

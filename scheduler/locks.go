@@ -11,7 +11,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 )
 
@@ -88,7 +87,7 @@ func (h *History) Locks(ctx context.Context) ([]lock.Holder, error) {
 // holder's run stops within a watch delivery (at its next renewal at the
 // latest), its context cancelled with lock.ErrLeaseLost.
 func (h *History) ForceRelease(ctx context.Context, name string) (lock.Holder, error) {
-	if err := job.ValidateName(name); err != nil {
+	if err := ValidateRecord(name); err != nil {
 		return lock.Holder{}, err
 	}
 	var removed *hold

@@ -85,6 +85,12 @@ type Options struct {
 	// replica can take waits for a free run). 0: no limit. Trigger is not
 	// counted.
 	MaxConcurrentRuns int
+	// ReplicaLabels are this replica's labels (cronlock's replica.labels),
+	// announced with it: a job's OnReplicas runs only on the replicas whose
+	// labels have all its pairs (job.Matches). Nil: none, which matches only
+	// the jobs without OnReplicas. Keys and values satisfy
+	// job.ValidateLabel.
+	ReplicaLabels map[string]string
 	// OnResult, when set, is called once for every result the scheduler
 	// records in the shared history, by the replica that recorded it: a
 	// finished run, and the missed, skipped and abandoned entries a claim

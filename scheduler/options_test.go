@@ -36,6 +36,7 @@ func TestOptionsValidate(t *testing.T) {
 		{scheduler.Options{ShutdownGrace: -time.Second}, "ShutdownGrace"},
 		{scheduler.Options{ShutdownGrace: scheduler.MaxShutdownGrace + time.Second}, "ShutdownGrace"},
 		{scheduler.Options{HistorySize: scheduler.MaxHistorySize + 1}, "HistorySize"},
+		{scheduler.Options{ReplicaLabels: map[string]string{"role": "a,b"}}, "ReplicaLabels"},
 	} {
 		err := c.o.Validate()
 		var oe *scheduler.OptionError

@@ -125,7 +125,8 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	if !o.LocalClock {
 		offset = &registry.OffsetEstimate{}
 	}
-	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Format: StoredFormat, Started: o.Clock.Now().UTC()}
+	self := Replica{ID: o.ReplicaID, Host: o.Host, PID: o.PID, Version: o.Version, Format: StoredFormat, Started: o.Clock.Now().UTC(),
+		Labels: o.ReplicaLabels}
 	s := &Scheduler{
 		opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
@@ -156,6 +157,7 @@ func (s *Scheduler) Add(j job.Job) error {
 	if err := checkDefinition(j); err != nil {
 		return err
 	}
+	j = s.placed(j)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopping {
@@ -179,11 +181,11 @@ func (s *Scheduler) Add(j job.Job) error {
 func (s *Scheduler) Remove(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.jobs[name]
+	e, key, ok := s.entryNamed(name)
 	if !ok {
 		return fmt.Errorf("scheduler: Remove: %w %q", ErrUnknownJob, name)
 	}
-	delete(s.jobs, name)
+	delete(s.jobs, key)
 	s.stopLoop(e)
 	return nil
 }
@@ -298,6 +300,9 @@ type Status struct {
 	// when it has none).
 	Definition string
 	End        time.Time
+	// RunOn is the job's job.Job.RunOn: an every_replica job's runs are
+	// in a record per replica (History.MergedState).
+	RunOn job.RunOn
 }
 
 // Jobs returns the registered jobs, sorted by name. It does no I/O; for the
@@ -317,7 +322,7 @@ func (s *Scheduler) Jobs() []Status {
 // them for a page of one job).
 func (s *Scheduler) Job(name string) (Status, bool) {
 	s.mu.Lock()
-	e, ok := s.jobs[name]
+	e, _, ok := s.entryNamed(name)
 	s.mu.Unlock()
 	if !ok {
 		return Status{}, false
@@ -328,8 +333,8 @@ func (s *Scheduler) Job(name string) (Status, bool) {
 func (s *Scheduler) status(e *entry) Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	st := Status{Name: e.job.Name, Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
-		Suspended: e.job.Suspended || s.claims.suspended(e.job.Name), Definition: e.job.Definition, End: e.job.End()}
+	st := Status{Name: jobOf(e.job.Name), Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
+		Suspended: s.suspended(e), Definition: e.job.Definition, End: e.job.End(), RunOn: e.job.RunOn}
 	if e.last != nil {
 		r := *e.last
 		st.LastRun = &r

@@ -42,6 +42,9 @@ func (s *Scheduler) stateChanged(name string, v view) {
 // suspended reports whether the job's ticks must not start: by its own
 // setting, or suspended by an operator.
 func (s *Scheduler) suspended(e *entry) bool {
+	if name, ok := RecordJob(e.job.Name); ok && s.claims.suspended(name) {
+		return true // an every_replica job: suspended for every replica in the job's own record
+	}
 	return e.job.Suspended || s.claims.suspended(e.job.Name)
 }
 
@@ -116,7 +119,7 @@ func (s *Scheduler) runningJobs() []string {
 	for _, e := range s.entries() {
 		e.mu.Lock()
 		if e.running > 0 {
-			out = append(out, e.job.Name)
+			out = append(out, jobOf(e.job.Name)) // an every_replica job by its own name
 		}
 		e.mu.Unlock()
 	}

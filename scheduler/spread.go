@@ -50,7 +50,7 @@ func (s *Scheduler) waitTurn(ctx context.Context, e *entry, tick time.Time) erro
 // spreadDelay is this replica's wait before trying the job's lock at tick
 // (a zero tick: a rerun, which waits only for being busy).
 func (s *Scheduler) spreadDelay(e *entry, tick time.Time) time.Duration {
-	live := s.registry.Live()
+	live := s.liveFor(e)
 	if len(live) < 2 {
 		return 0
 	}
@@ -86,14 +86,17 @@ func turnDelay(rank int, late bool, busy int) time.Duration {
 // by a hash with the tick, are dealt to the replicas, ordered likewise, in
 // turn. The deal is made once per tick and live set (dealFor) and reused by
 // every job of the tick: ordering per job made a tick cost O(jobs² log jobs).
+// The jobs' order is made once per tick whatever the live set: jobs with
+// on_replicas are dealt to the live replicas that match them (liveFor),
+// so one tick may see several live sets.
 func (s *Scheduler) rank(name string, live []string, tick time.Time) int {
-	d := s.deals.dealFor(tick, live, s.dueAt)
-	i, ok := d.pos[name]
-	me := slices.Index(d.reps, s.registry.ID())
+	pos, reps := s.deals.dealFor(tick, live, s.dueAt)
+	i, ok := pos[name]
+	me := slices.Index(reps, s.registry.ID())
 	if !ok || me < 0 {
 		return 0
 	}
-	n := len(d.reps)
+	n := len(reps)
 	return ((me-i)%n + n) % n
 }
 
@@ -105,32 +108,42 @@ type deals struct {
 
 type deal struct {
 	tick time.Time
-	live string         // the live replicas it was made for, joined
 	pos  map[string]int // job name -> place in the hash order
-	reps []string       // live replicas in hash order
+	// reps are the live replicas in hash order, by live set (joined).
+	reps map[string][]string
 }
 
 const dealsKept = 4
 
-func (c *deals) dealFor(tick time.Time, live []string, due func(time.Time) []string) *deal {
+// dealFor returns the deal of tick: the due jobs' places in their hash
+// order, and the replicas of live in theirs.
+func (c *deals) dealFor(tick time.Time, live []string, due func(time.Time) []string) (map[string]int, []string) {
 	key := strings.Join(live, "\x00")
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, d := range c.last {
-		if d.tick.Equal(tick) && d.live == key {
-			return d
+	var d *deal
+	for _, x := range c.last {
+		if x.tick.Equal(tick) {
+			d = x
 		}
 	}
-	jobs := hashOrder(due(tick), tick)
-	d := &deal{tick: tick, live: key, pos: make(map[string]int, len(jobs)), reps: hashOrder(live, tick)}
-	for i, j := range jobs {
-		d.pos[j] = i
+	if d == nil {
+		jobs := hashOrder(due(tick), tick)
+		d = &deal{tick: tick, pos: make(map[string]int, len(jobs)), reps: map[string][]string{}}
+		for i, j := range jobs {
+			d.pos[j] = i
+		}
+		c.last = append(c.last, d)
+		if len(c.last) > dealsKept {
+			c.last = c.last[1:]
+		}
 	}
-	c.last = append(c.last, d)
-	if len(c.last) > dealsKept {
-		c.last = c.last[1:]
+	reps, ok := d.reps[key]
+	if !ok {
+		reps = hashOrder(live, tick)
+		d.reps[key] = reps
 	}
-	return d
+	return d.pos, reps
 }
 
 // hashOrder sorts xs by a hash of each with the tick (hashing once each).

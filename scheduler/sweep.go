@@ -173,7 +173,7 @@ func (s *Scheduler) sweep() {
 	var sweeps sync.WaitGroup
 	slots := make(chan struct{}, maxSweeps)
 	for k, d := range found {
-		if _, ok := s.lookup(k.job); !ok {
+		if !s.sweepsRecord(k.job) {
 			continue // not a job of this replica's: its replicas sweep it
 		}
 		if k.owner != self && d < time.Duration(sweepRank(k.job, self, live))*sweepFallback {

@@ -32,6 +32,9 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	if s.suspended(e) {
 		return s.skipSuspended(e, tick, log)
 	}
+	if !s.matchesHere(e) {
+		return s.notPlacedHere(e, tick, log)
+	}
 	if e.outageMarked() {
 		gapReason = ReasonOutage
 	}
@@ -87,7 +90,7 @@ func (s *Scheduler) answered(e *entry, reason string) bool {
 // replica takes the lock and the rerun first.
 func (s *Scheduler) rerunTick(e *entry) {
 	tick, ok := s.claims.rerun(e.job.Name)
-	if !ok || s.deferring() || !s.beginRun() {
+	if !ok || s.deferring() || !s.matchesHere(e) || !s.beginRun() {
 		return
 	}
 	defer s.runs.Done()

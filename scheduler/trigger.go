@@ -82,7 +82,8 @@ func (s *Scheduler) startManual(ctx context.Context, name string) (manualRun, er
 
 // beginManual finds the job to trigger and counts its run in s.runs,
 // unless the scheduler is stopping (ErrStopped, also once its jobs are
-// gone) or has no such job (ErrUnknownJob).
+// gone), has no such job (ErrUnknownJob) or may not run it here
+// (ErrNotPlaced).
 func (s *Scheduler) beginManual(name string) (*entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -90,9 +91,12 @@ func (s *Scheduler) beginManual(name string) (*entry, error) {
 		return nil, fmt.Errorf("scheduler: Trigger %q: %w", name, ErrStopped)
 	}
 
-	e, ok := s.jobs[name]
+	e, _, ok := s.entryNamed(name)
 	if !ok {
 		return nil, fmt.Errorf("scheduler: Trigger: %w %q", ErrUnknownJob, name)
+	}
+	if !s.matchesHere(e) {
+		return nil, fmt.Errorf("scheduler: Trigger %q: %w", name, ErrNotPlaced)
 	}
 	s.runs.Add(1)
 	return e, nil

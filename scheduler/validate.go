@@ -3,6 +3,8 @@ package scheduler
 import (
 	"fmt"
 	"time"
+
+	"github.com/cronlock/cronlock/job"
 )
 
 // OptionError is the error of Options.Validate and New for a bad setting:
@@ -43,6 +45,9 @@ func (o Options) Validate() error {
 		if n.value < 0 {
 			return &OptionError{Field: n.field, Value: n.value, Problem: "must not be negative"}
 		}
+	}
+	if err := job.ValidateLabels(o.ReplicaLabels); err != nil {
+		return &OptionError{Field: "ReplicaLabels", Value: o.ReplicaLabels, Problem: err.Error()}
 	}
 	return o.checkBounds()
 }

@@ -24,6 +24,9 @@ if the run has not ended by then. With --backfill it stops the job's
 backfill instead: no further tick of it starts, and a backfill run in
 progress is cancelled; exit 1 if no backfill is in progress.
 
+A job with run_on: every_replica runs on each replica: the running run of
+every replica (of --tick, if given) is cancelled, and each result printed.
+
 Flags (before JOB):
   -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)
   --tick TIME         cancel only the run of this tick (RFC 3339)
@@ -58,25 +61,32 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 	if err := loadRuntime(ctx, cl, name); err != nil {
 		return err
 	}
-	run, err := cl.Cancel(ctx, name, tick, operatorLabel("cancel"))
+	runs, err := cl.CancelAll(ctx, name, tick, operatorLabel("cancel"))
 	if errors.Is(err, scheduler.ErrNotRunning) {
 		return fmt.Errorf("%q is not running: nothing to cancel (%w)", name, err)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "cancelling the run of %q for tick %s on %s\n", name, run.Tick.Format(time.RFC3339), run.Owner)
-	return c.awaitCancelled(ctx, cl, run)
+	for _, run := range runs {
+		fmt.Fprintf(c.stdout, "cancelling the run of %q for tick %s on %s\n", name, run.Tick.Format(time.RFC3339), run.Owner)
+	}
+	var errs []error
+	for _, run := range runs {
+		errs = append(errs, c.awaitCancelled(ctx, cl, run))
+	}
+	return errors.Join(errs...)
 }
 
 // awaitCancelled prints how the cancelled run ended.
 func (c *cli) awaitCancelled(ctx context.Context, cl *app.Client, run scheduler.Run) error {
+	name, _ := scheduler.RecordJob(run.Job) // an every_replica run's Job is its record's key
 	got, err := cl.AwaitCancelled(ctx, run)
 	if err != nil {
 		return fmt.Errorf("the run of %q for tick %s on %s has not ended (%v): its replica may be of a release "+
-			"without cancel, or cut off from NATS; see 'cronlock status %s'", run.Job, run.Tick.Format(time.RFC3339), run.Owner, err, run.Job)
+			"without cancel, or cut off from NATS; see 'cronlock status %s'", name, run.Tick.Format(time.RFC3339), run.Owner, err, name)
 	}
-	fmt.Fprintf(c.stdout, "run of %q for tick %s ended %s after %s\n", got.Job, got.Tick.Format(time.RFC3339), got.Status,
+	fmt.Fprintf(c.stdout, "run of %q for tick %s ended %s after %s\n", name, got.Tick.Format(time.RFC3339), got.Status,
 		got.Duration().Round(time.Millisecond))
 	return nil
 }

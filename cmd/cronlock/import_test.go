@@ -270,23 +270,20 @@ func TestImportNoOverwrite(t *testing.T) {
 	}
 }
 
-// TestImportHostLocalNotes: host-local maintenance converts, with a comment
-// above the job and a line on stderr each; other jobs get neither.
+// TestImportHostLocalNotes: host-local maintenance (logrotate, certbot,
+// tmp cleanup, updatedb, fstrim, apt/dnf, run-parts) converts with run_on:
+// every_replica and a comment saying why, and a line on stderr each; other
+// jobs get neither. The output is golden (import_hostlocal.golden) and a
+// valid configuration.
 func TestImportHostLocalNotes(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	tab := writeFile(t, dir, "crontab", `0 3 * * * /usr/local/bin/backup.sh
-0 4 * * * /usr/sbin/logrotate /etc/logrotate.conf
-0 5 * * * [ -x /usr/bin/certbot ] && certbot -q renew
-0 6 * * * find /tmp -type f -mtime +7 -delete
-0 7 * * * /usr/local/bin/logrotate-report.sh
-`)
+	tab := "testdata/hostlocal.crontab"
 	r := cronlock(t, nil, "import", "crontab", "--timezone", "UTC", tab)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	for _, w := range []string{
-		tab + ":2: job logrotate: host-local maintenance (logrotate): on several replicas it runs on one host per tick, which is seldom what the crontab meant",
+		tab + ":2: job logrotate: host-local maintenance (logrotate): written with run_on: every_replica",
 		tab + ":3: job certbot: host-local maintenance (certbot)",
 		tab + ":4: job find: host-local maintenance (find /tmp ... -delete)",
 	} {
@@ -294,11 +291,16 @@ func TestImportHostLocalNotes(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
 		}
 	}
-	if n := strings.Count(r.stderr, "host-local"); n != 3 {
-		t.Errorf("%d host-local notes on stderr, want 3:\n%s", n, r.stderr)
+	if n := strings.Count(r.stderr, "host-local"); n != 8 {
+		t.Errorf("%d host-local notes on stderr, want 8:\n%s", n, r.stderr)
 	}
-	if n := strings.Count(r.stdout, "  # host-local maintenance ("); n != 3 {
-		t.Errorf("%d host-local comments, want 3:\n%s", n, r.stdout)
+	if n := strings.Count(r.stdout, "    run_on: \"every_replica\"\n"); n != 8 {
+		t.Errorf("%d jobs with run_on: every_replica, want 8:\n%s", n, r.stdout)
+	}
+	golden(t, "import_hostlocal.golden", r.stdout)
+	out := writeFile(t, t.TempDir(), "cronlock.yaml", r.stdout)
+	if v := cronlock(t, nil, "validate", "-c", out); v.code != 0 {
+		t.Errorf("validate the output: exit %d\n%s", v.code, v.stderr)
 	}
 }
 

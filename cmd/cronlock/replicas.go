@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,31 +16,33 @@ var replicasUsage = fmt.Sprintf(`
 Usage: cronlock replicas [-c FILE] [--json]
 
 Lists the live replicas (cronlock run) that announce themselves in NATS:
-owner id, host, pid, version, start time, when it was last seen (its last
-announcement, by the NATS server's clock), the jobs each runs now, and its
-clock offset (the NATS server's clock minus its own) once it has an
+owner id, host, labels (replica.labels), pid, version, start time, when it
+was last seen (its last announcement, by the NATS server's clock), the jobs
+each runs now, and its clock offset (the NATS server's clock minus its own) once it has an
 estimate. Announcements are refreshed every %[2]v: a replica that stops
 disappears at once; one not seen for %[1]v (by the server's clock) is not
 live and not listed, even while NATS still holds its announcement.
 
 Flags:
   -c, --config FILE   configuration file (default $CRONLOCK_CONFIG, else cronlock.yaml)
-  --json              print a JSON array of {"id","host","pid","version","started",
-                      "running","clock_offset_seconds","seen"}; clock_offset_seconds is
-                      null before the replica's first estimate; seen is the time of
-                      its last announcement, RFC 3339 in UTC
+  --json              print a JSON array of {"id","host","pid","version","labels","started",
+                      "running","clock_offset_seconds","seen"}; labels is {} for none;
+                      clock_offset_seconds is null before the replica's first
+                      estimate; seen is the time of its last announcement, RFC 3339
+                      in UTC
 `, scheduler.ReplicaTTL, scheduler.ReplicaTTL/3)
 
 // replicaJSON is one element of `replicas --json`: a public format.
 type replicaJSON struct {
-	ID                 string    `json:"id"`
-	Host               string    `json:"host"`
-	PID                int       `json:"pid"`
-	Version            string    `json:"version"`
-	Started            time.Time `json:"started"`
-	Running            []string  `json:"running"`
-	ClockOffsetSeconds *float64  `json:"clock_offset_seconds"`
-	Seen               time.Time `json:"seen"`
+	ID                 string            `json:"id"`
+	Host               string            `json:"host"`
+	PID                int               `json:"pid"`
+	Version            string            `json:"version"`
+	Labels             map[string]string `json:"labels"`
+	Started            time.Time         `json:"started"`
+	Running            []string          `json:"running"`
+	ClockOffsetSeconds *float64          `json:"clock_offset_seconds"`
+	Seen               time.Time         `json:"seen"`
 }
 
 func (c *cli) replicas(ctx context.Context, args []string) error {
@@ -69,9 +72,9 @@ func (c *cli) replicas(ctx context.Context, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tHOST\tPID\tVERSION\tSTARTED\tSEEN\tCLOCK OFFSET\tRUNNING")
+	fmt.Fprintln(tw, "ID\tHOST\tLABELS\tPID\tVERSION\tSTARTED\tSEEN\tCLOCK OFFSET\tRUNNING")
 	for _, r := range reps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, dash(r.Host), pidString(r.PID), dash(r.Version),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, dash(r.Host), dash(labelText(r.Labels)), pidString(r.PID), dash(r.Version),
 			r.Started.UTC().Format(time.RFC3339), r.Seen.UTC().Format(time.RFC3339),
 			clockOffset(r.ClockOffsetSeconds), dash(strings.Join(r.Running, ",")))
 	}
@@ -83,7 +86,11 @@ func toReplicaJSON(r scheduler.Replica) replicaJSON {
 	if running == nil {
 		running = []string{}
 	}
-	out := replicaJSON{ID: r.ID, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started.UTC(),
+	labels := r.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	out := replicaJSON{ID: r.ID, Host: r.Host, PID: r.PID, Version: r.Version, Labels: labels, Started: r.Started.UTC(),
 		Running: running, Seen: r.Seen.UTC()}
 	if r.ClockOffsetSeconds != nil {
 		sec := roundSeconds(time.Duration(*r.ClockOffsetSeconds * float64(time.Second)))
@@ -104,4 +111,15 @@ func clockOffset(sec *float64) string {
 		return "-"
 	}
 	return time.Duration(*sec * float64(time.Second)).Round(time.Millisecond).String()
+}
+
+// labelText is a replica's labels as sorted "key=value" pairs joined by
+// ','; "" for none.
+func labelText(labels map[string]string) string {
+	pairs := make([]string, 0, len(labels))
+	for k, v := range labels {
+		pairs = append(pairs, k+"="+v)
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, ",")
 }

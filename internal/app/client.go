@@ -132,7 +132,7 @@ const historyInFlight = 32
 // jobHistory reads cj's last n runs (all with n 0) with their outputs.
 func (c *Client) jobHistory(ctx context.Context, h *scheduler.History, cj config.Job, n int) (JobHistory, error) {
 	_, source, _ := c.findJob(cj.Name)
-	st, err := h.State(ctx, cj.Name)
+	st, err := sharedState(ctx, h, RunsOnEveryReplica(cj), cj.Name)
 	if bad := (*scheduler.CorruptError)(nil); errors.As(err, &bad) {
 		return JobHistory{Job: cj, Source: source, ConfigSuspended: ConfigSuspended(cj), Corrupt: bad.Error()}, nil
 	}

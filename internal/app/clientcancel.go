@@ -31,7 +31,8 @@ func (c *Client) Cancel(ctx context.Context, name string, tick time.Time, by str
 // AwaitCancelled waits for the result of a run Cancel returned, at most
 // the job's grace and cancelWaitMargin, and returns it as recorded.
 func (c *Client) AwaitCancelled(ctx context.Context, run scheduler.Run) (scheduler.Run, error) {
-	cj, _, _ := c.findJob(run.Job)
+	name, _ := scheduler.RecordJob(run.Job) // an every_replica run's Job is its record's key
+	cj, _, _ := c.findJob(name)
 	grace := time.Duration(cj.Grace)
 	if grace <= 0 {
 		grace = time.Duration(config.DefaultJobGrace)

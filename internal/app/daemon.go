@@ -342,6 +342,7 @@ func SchedulerOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Reg
 		HistoryBucket:     cfg.History.Bucket,
 		HistoryReplicas:   cfg.Lock.Replicas,
 		ReplicaBucket:     cfg.Replicas.Bucket,
+		ReplicaLabels:     cfg.Replica.Labels,
 		Version:           Version(),
 	}
 }

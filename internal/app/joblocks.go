@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/cronlock/cronlock/internal/config"
-	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -58,7 +57,7 @@ func (c *Client) Locks(ctx context.Context) ([]lock.Holder, error) {
 // next renewal at the latest). Errors match lock.ErrNotHeld when the key is
 // free in both.
 func (c *Client) Unlock(ctx context.Context, key string) (lock.Holder, error) {
-	if job.ValidateName(key) == nil {
+	if scheduler.ValidateRecord(key) == nil { // a job's, or an every_replica record's
 		h, err := c.history(ctx)
 		if err != nil {
 			return lock.Holder{}, err

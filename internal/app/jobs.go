@@ -51,6 +51,13 @@ func overlapPolicy(s string) job.Overlap {
 	return o
 }
 
+// runOnSetting is the job's run_on key as a setting (validated by the
+// configuration: an unknown one is never here).
+func runOnSetting(s string) job.RunOn {
+	r, _ := job.ParseRunOn(s)
+	return r
+}
+
 // JobOptions are the settings of Job that do not come from the job's own
 // configuration.
 type JobOptions struct {
@@ -120,6 +127,8 @@ func (m JobMaker) Job(cj config.Job) job.Job {
 		Overlap:              overlapPolicy(cj.Overlap),
 		MaxParallel:          cj.MaxParallel,
 		Group:                job.Group{Name: cj.Group, MaxRunning: cj.GroupMaxRunning},
+		RunOn:                runOnSetting(cj.RunOn),
+		OnReplicas:           cj.OnReplicas,
 		Definition:           DefinitionHash(cj),
 		Run:                  c.Run,
 	}

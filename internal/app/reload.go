@@ -114,6 +114,7 @@ func restartSections(a, b *config.Config) []string {
 		{"history", a.History, b.History},
 		{"deployment", a.Deployment, b.Deployment},
 		{"replicas", a.Replicas, b.Replicas},
+		{"replica", a.Replica, b.Replica},
 		{"http", restartHTTP(a.HTTP), restartHTTP(b.HTTP)},
 		{"log", a.Log, b.Log},
 		{"shutdown_grace", a.ShutdownGrace, b.ShutdownGrace},

@@ -215,6 +215,8 @@ func (t *triggerServer) start(name string, log zerolog.Logger) TriggerReply {
 		return TriggerReply{Status: TriggerRefused, Error: "replica shutting down"}
 	case err != nil:
 		return TriggerReply{Status: TriggerRefused, Error: err.Error()}
+	case !st.sched.RunsHere(name): // ask again: another replica may match
+		return TriggerReply{Status: TriggerRefused, Error: scheduler.ErrNotPlaced.Error()}
 	}
 	h, err := st.holder(ctx, name)
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/internal/web"
+	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -195,7 +196,8 @@ func schedStatuses(sched *scheduler.Scheduler) map[string]scheduler.Status {
 
 // job builds one job's row and returns its shared state with it.
 func (s *webSource) job(ctx context.Context, st webState, v jobView, ss scheduler.Status) (web.Job, scheduler.JobState, error) {
-	shared, err := st.hist.State(ctx, v.name)
+	every := ss.RunOn == job.RunOnEveryReplica || v.file != nil && RunsOnEveryReplica(*v.file)
+	shared, err := sharedState(ctx, st.hist, every, v.name)
 	var bad *scheduler.CorruptError
 	if err != nil && !errors.As(err, &bad) {
 		return web.Job{}, scheduler.JobState{}, err
@@ -232,6 +234,9 @@ func (s *webSource) job(ctx context.Context, st webState, v jobView, ss schedule
 		if !j.Running && r.Status == scheduler.StatusRunning && r.Parallel {
 			j.Running, j.Holder, j.Token = true, r.Owner, r.Token
 		}
+	}
+	if every {
+		j.Running = j.Running || runningOnReplicas(shared.Runs) // each replica's run holds a lock of its own
 	}
 	return j, shared, nil
 }
@@ -305,7 +310,10 @@ func (s *webSource) Replicas(ctx context.Context) ([]web.Replica, error) {
 	out := make([]web.Replica, 0, len(reps))
 	for _, r := range reps {
 		w := web.Replica{Owner: r.ID, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started,
-			Seen: r.Seen.UTC(), Running: r.Running}
+			Seen: r.Seen.UTC(), Running: r.Running, Labels: r.Labels}
+		if w.Labels == nil {
+			w.Labels = map[string]string{}
+		}
 		if own != nil && r.ClockOffsetSeconds != nil {
 			// Each offset is the server's clock minus the replica's, so
 			// theirs minus ours is ours minus theirs of the server's.
@@ -344,7 +352,10 @@ func (s *webSource) Cancel(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.hist.Cancel(ctx, name, scheduler.CancelOptions{By: cancelledBy})
+	ss, _ := st.sched.Job(name)
+	cj, cerr := configJob(st.cfg, name)
+	every := ss.RunOn == job.RunOnEveryReplica || cerr == nil && RunsOnEveryReplica(cj)
+	_, err = cancelRuns(ctx, st.hist, name, every, scheduler.CancelOptions{By: cancelledBy})
 	switch {
 	case errors.Is(err, scheduler.ErrNotRunning):
 		return busyError{fmt.Errorf("%w: nothing to cancel", err)}

@@ -82,6 +82,10 @@ func jobSettings(cj config.Job) *web.Settings {
 	if cj.Overlap != "" && cj.Overlap != "skip" {
 		s.Overlap = cj.Overlap
 	}
+	if RunsOnEveryReplica(cj) {
+		s.RunOn = cj.RunOn
+	}
+	s.OnReplicas = cj.OnReplicas
 	return s
 }
 

@@ -92,6 +92,9 @@ type Config struct {
 	Deployment string `yaml:"deployment"`
 	// Replicas says where the replicas announce themselves.
 	Replicas Replicas `yaml:"replicas"`
+	// Replica describes this replica (its labels), as it announces
+	// itself; see placement.go.
+	Replica Replica `yaml:"replica"`
 	// RuntimeJobs configures the jobs defined at run time (runtime.go).
 	RuntimeJobs RuntimeJobs `yaml:"runtime_jobs"`
 	// Kinds are the named commands that jobs run by naming them (kind:).
@@ -383,6 +386,14 @@ type Job struct {
 	Group string `yaml:"group"`
 	// GroupMaxRunning is the group's max_running, set by validation.
 	GroupMaxRunning int `yaml:"-"`
+	// RunOn is "one" (the default: each tick runs on one replica) or
+	// "every_replica": each live replica (matching on_replicas) runs each
+	// tick itself, for host-local work.
+	RunOn string `yaml:"run_on"`
+	// OnReplicas, when set, restricts the job to the replicas whose
+	// replica.labels have every one of its pairs; a tick at which none is
+	// live is missed with reason no_replica. Nil when absent.
+	OnReplicas map[string]string `yaml:"on_replicas"`
 	// Jitter delays each tick's run by up to this much, the same delay on
 	// every replica for a given job and tick (a hash, not a random number),
 	// to spread jobs that share a schedule. Default 0. >= 0.

@@ -75,7 +75,7 @@ func TestParseErrors(t *testing.T) {
 
 		// Unknown and duplicate keys.
 		{"unknown top-level key", "nats: {}\njob:\n  - name: a\n", []want{
-			{"1: jobs", "at least one job is required"}, {"2: job", "unknown key (valid keys here: nats, lock, history, http, log, shutdown_grace, max_concurrent_runs, config_watch, notify, jobs, deployment, replicas, runtime_jobs, kinds, groups)"}}},
+			{"1: jobs", "at least one job is required"}, {"2: job", "unknown key (valid keys here: nats, lock, history, http, log, shutdown_grace, max_concurrent_runs, config_watch, notify, jobs, deployment, replicas, replica, runtime_jobs, kinds, groups)"}}},
 		{"unknown nested key", "lock:\n  lease: 20s\n  leese: 10s\n" + job0, []want{{"3: lock.leese", "unknown key (valid keys here: bucket, lease, renew,"}}},
 		{"unknown job key", "jobs:\n  - name: a\n    schedule: \"@every 10s\"\n    shell: x\n    timout: 1m\n", []want{{"5: jobs[0].timout", "unknown key"}}},
 		{"odd unknown key quoted in path", "nats:\n  \"tls file\": x\n" + job0, []want{{`2: nats["tls file"]`, "unknown key"}}},

@@ -129,6 +129,7 @@ func TestExampleDecodes(t *testing.T) {
 		},
 		History:       History{Bucket: "cronlock_history", Size: 20, OutputTail: 4096},
 		Replicas:      Replicas{Bucket: "cronlock_replicas"},
+		Replica:       Replica{Labels: map[string]string{"zone": "eu-1", "role": "batch"}},
 		RuntimeJobs:   RuntimeJobs{Bucket: "cronlock_jobs", MaxJobs: DefaultMaxRuntimeJobs},
 		HTTP:          HTTP{Listen: "127.0.0.1:8736", HTTPTransport: defaultHTTPTransport()},
 		Log:           Log{Level: "info", Format: "json", OutputLinesPerSecond: 100, OutputBytesPerSecond: 65536},
@@ -152,6 +153,7 @@ func TestExampleDecodes(t *testing.T) {
 			Timeout: Duration(20 * time.Second), Retries: 2, RetryBackoff: Duration(5 * time.Second),
 			StartingDeadline: Duration(30 * time.Second), OnInterrupt: "rerun", Jitter: Duration(2 * time.Second), Grace: grace, Location: berlin,
 			SuspendAfterFailures: 5, Overlap: "queue", MaxParallel: 1, Group: "reports", GroupMaxRunning: 2,
+			RunOn: "one", OnReplicas: map[string]string{"role": "batch"},
 			Notify: []NotifyTarget{{
 				Command: []string{"sh", "-c", "cat >> reports-failures.jsonl; echo >> reports-failures.jsonl"},
 				On:      []string{"failure"},

@@ -80,6 +80,7 @@ func (d *decoder) validate(c *Config) {
 	d.check(h.Bucket == c.Lock.Bucket, "history.bucket", []string{"lock.bucket"},
 		"must differ from lock.bucket (both are %s)", quote(h.Bucket))
 	d.validateReplicas(c)
+	d.checkLabels("replica.labels", c.Replica.Labels)
 	d.check(h.Size < minHistorySize || h.Size > maxHistorySize, "history.size", nil,
 		"must be between %d and %d (NATS KV keeps at most %d revisions per key), got %d",
 		minHistorySize, maxHistorySize, maxHistorySize, h.Size)
@@ -253,6 +254,7 @@ func (d *decoder) validateJob(c *Config, i int, names map[string]int) {
 	d.check(j.SuspendAfterFailures < 0, at("suspend_after_failures"), nil, "must not be negative, got %d", j.SuspendAfterFailures)
 	d.validateOverlap(j, at)
 	d.validateJobGroup(c, j, at)
+	d.validatePlacement(j, at)
 	d.validateJobBounds(j, p, sched)
 	switch j.OnInterrupt {
 	case "", "skip", "rerun":

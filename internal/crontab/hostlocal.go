@@ -8,7 +8,8 @@ import (
 // maintenancePrograms are programs that look after the host they run on:
 // its logs, certificates, package database, file index, disks, clock, the
 // scripts in its /etc/cron.* folders. A crontab runs them on every host
-// that has it; cronlock runs each tick on one replica.
+// that has it; cronlock runs each tick on one replica unless the job says
+// run_on: every_replica, which the importer writes for them.
 var maintenancePrograms = map[string]bool{
 	"logrotate": true, "logwatch": true, "journalctl": true,
 	"certbot": true, "certbot-auto": true, "letsencrypt": true, "acme.sh": true,
@@ -114,9 +115,15 @@ func isTmpPath(p string) bool {
 	return false
 }
 
-// hostLocalNote is the comment and stderr note on a job that runs the
-// host-local maintenance what.
+// hostLocalNote is the stderr note on a job that runs the host-local
+// maintenance what.
 func hostLocalNote(what string) string {
-	return "host-local maintenance (" + what + "): on several replicas it runs on one host per tick, " +
-		"which is seldom what the crontab meant; keep it in each host's own crontab instead."
+	return "host-local maintenance (" + what + "): written with run_on: every_replica, so that each " +
+		"replica runs it on its own host at every tick, as cron did on each host with this crontab."
+}
+
+// hostLocalComment is the comment above the run_on key of such a job.
+func hostLocalComment(what string) string {
+	return "host-local maintenance (" + what + "): every replica runs it on its own host, as cron " +
+		"did on each host; two replicas on one host both run it. Use run_on: one to run it once per tick."
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/cronlock/cronlock/internal/config"
 )
 
-// TestHostLocalMaintenance: commands that look after the host are noted
-// (a LineNote and a comment above the job) by the program they run; words
-// that only contain such a name, or name it as an argument, are not.
+// TestHostLocalMaintenance: commands that look after the host run on every
+// replica (run_on: every_replica with a comment saying why, and a
+// LineNote) by the program they run; words that only contain such a name,
+// or name it as an argument, are not.
 func TestHostLocalMaintenance(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ cmd, want string }{
@@ -54,18 +55,23 @@ func TestHostLocalMaintenance(t *testing.T) {
 		t.Fatalf("line notes %v, want one", res.LineNotes)
 	}
 	if got := res.LineNotes[0].String(); !strings.HasPrefix(got, "tab:2: job logrotate: host-local maintenance (logrotate): "+
-		"on several replicas it runs on one host per tick, which is seldom what the crontab meant") {
+		"written with run_on: every_replica") {
 		t.Errorf("line note %q", got)
 	}
 	out := string(res.YAML)
-	comment := "  # host-local maintenance (logrotate): on several replicas it runs on one\n"
-	if i, j := strings.Index(out, comment), strings.Index(out, `- name: "logrotate"`); i < 0 || j < i {
-		t.Errorf("no comment above the job:\n%s", out)
+	comment := "    # host-local maintenance (logrotate): every replica runs it on its own\n"
+	key := "    run_on: \"every_replica\"\n"
+	if i, j := strings.Index(out, comment), strings.Index(out, key); i < 0 || j < i || strings.Index(out, `- name: "logrotate"`) > i {
+		t.Errorf("no run_on: every_replica with its comment in the job:\n%s", out)
 	}
-	if strings.Count(out, "host-local") != 1 {
-		t.Errorf("the plain job has the comment too:\n%s", out)
+	if strings.Count(out, "host-local") != 1 || strings.Count(out, "run_on") != 2 { // the key, and the comment's "run_on: one"
+		t.Errorf("the plain job has run_on or the comment too:\n%s", out)
 	}
-	if _, err := config.Parse("out.yaml", res.YAML); err != nil {
-		t.Error(err)
+	cfg, err := config.Parse("out.yaml", res.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Jobs[0].RunOn != "" || cfg.Jobs[1].RunOn != "every_replica" {
+		t.Errorf("run_on %q, %q: want \"\" and every_replica", cfg.Jobs[0].RunOn, cfg.Jobs[1].RunOn)
 	}
 }

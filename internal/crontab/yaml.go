@@ -84,6 +84,10 @@ func (c *converter) renderJob(b *bytes.Buffer, j *jobOut) {
 	} else {
 		fmt.Fprintf(b, "    shell: %s\n", quoted(j.cmd))
 	}
+	if j.hostLocal != "" {
+		writeWrapped(b, "    # ", "    # ", hostLocalComment(j.hostLocal))
+		fmt.Fprintf(b, "    run_on: %s\n", quoted("every_replica"))
+	}
 	if len(j.env) > 0 {
 		b.WriteString("    env:\n")
 		for _, kv := range j.env {
@@ -101,9 +105,6 @@ func (c *converter) renderComments(b *bytes.Buffer, j *jobOut) {
 	}
 	if j.user != "" {
 		fmt.Fprintf(b, "  # cron ran this as user %s; cronlock runs it as its own user.\n", commentText(j.user))
-	}
-	if j.hostLocal != "" {
-		writeWrapped(b, "  # ", "  # ", hostLocalNote(j.hostLocal))
 	}
 	if j.zoneSrc != "" {
 		fmt.Fprintf(b, "  # timezone from %s.\n", j.zoneSrc)

@@ -59,6 +59,7 @@ type announced struct {
 	id     string
 	seen   time.Time // stored, server clock
 	format int
+	labels map[string]string
 }
 
 // ID is this replica's id.
@@ -133,7 +134,7 @@ func (r *Registry) heard(key string, rev uint64, stored time.Time, h nats.Header
 		delete(r.others, key)
 	} else if id := h.Get(idHeader); id != "" {
 		format, _ := strconv.Atoi(h.Get(formatHeader))
-		r.others[key] = announced{id: id, seen: stored, format: format}
+		r.others[key] = announced{id: id, seen: stored, format: format, labels: splitLabels(h.Get(labelsHeader))}
 	}
 	r.othersMu.Unlock()
 	if free {
@@ -195,11 +196,15 @@ func (r *Registry) Announce(ctx context.Context, running []string) error {
 	return nil
 }
 
-// header is the announcement's headers: the id, and the format if any.
+// header is the announcement's headers: the id, and the format and the
+// labels if any.
 func (r *Registry) header() nats.Header {
 	h := nats.Header{idHeader: []string{r.self.ID}}
 	if r.self.Format > 0 {
 		h.Set(formatHeader, strconv.Itoa(r.self.Format))
+	}
+	if l := joinLabels(r.self.Labels); l != "" {
+		h.Set(labelsHeader, l)
 	}
 	return h
 }

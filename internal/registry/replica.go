@@ -29,6 +29,10 @@ type Replica struct {
 	// from before replicas announced one.
 	Format  int       `json:"format,omitempty"`
 	Started time.Time `json:"started"`
+	// Labels are the replica's labels (its configuration's
+	// replica.labels), which a job's on_replicas matches; nil for none,
+	// and for releases from before labels.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Running lists the jobs it runs now.
 	Running []string `json:"running"`
 	// ClockOffsetSeconds is its estimate of the NATS server's clock minus
@@ -49,6 +53,12 @@ const idHeader = "Cronlock-Replica"
 // formatHeader carries the replica's Format on its announcements, for the
 // headers-only watch; absent for format 0.
 const formatHeader = "Cronlock-Format"
+
+// labelsHeader carries the replica's Labels on its announcements, for
+// the headers-only watch: "key=value" pairs joined by ',', sorted; absent
+// for none. Label keys and values hold neither ',' nor '='
+// (job.ValidateLabel).
+const labelsHeader = "Cronlock-Labels"
 
 // markerTTL is how long the marker of a removed or expired announcement
 // lives.
@@ -111,6 +121,11 @@ func decode(e *kv.Entry, serverNow time.Time) (Replica, bool) {
 	r.Seen = e.Stored
 	return r, true
 }
+
+// Key is the KV key of replica id's announcement: one token of
+// [A-Za-z0-9_-], unique by a hash of the id, which other records keyed by
+// replica (the scheduler's every_replica records) reuse.
+func Key(id string) string { return keyFor(id) }
 
 // keyFor is a valid KV key for a replica id (which may hold ':'), unique
 // by a hash of the id.

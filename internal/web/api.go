@@ -97,6 +97,9 @@ func (s *server) apiReplicas(w http.ResponseWriter, r *http.Request) {
 	reps = nonNil(reps)
 	for i := range reps {
 		reps[i].Running = nonNil(reps[i].Running)
+		if reps[i].Labels == nil {
+			reps[i].Labels = map[string]string{}
+		}
 	}
 	writeJSON(w, http.StatusOK, replicasResponse{Replicas: reps})
 }

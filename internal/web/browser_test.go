@@ -59,6 +59,8 @@ func testListsJobs(t *testing.T, b *webtest.Browser) {
 	b.WaitText(`#replicas tr[data-owner="replica-b"]`, "node-2 202 v1.4.0", pageWait)
 	b.WaitText(`#replicas tr[data-owner="replica-b"] .running`, "report", pageWait)
 	b.WaitText(`#replicas tr[data-owner="replica-b"] .offset`, "+0.012s", pageWait)
+	b.WaitText(`#replicas tr[data-owner="replica-b"] .labels`, "role=batch, zone=eu-1", pageWait)
+	b.WaitText(`#replicas tr[data-owner="replica-a"] .labels`, "none", pageWait)
 	b.WaitText("#updated", "live · updated", pageWait) // the script polled at least once
 	b.WaitText(`#jobs tr[data-job="report"] .schedule`, "@hourly UTC · runtime", pageWait)
 	b.WaitText(`#jobs tr[data-job="evil"] .next`, "ended 2026-11-30 11:00:00Z", pageWait)

@@ -50,6 +50,9 @@ type Settings struct {
 	MaxParallel int    `json:"max_parallel,omitempty"`
 	Group       string `json:"group,omitempty"`
 	RunOn       string `json:"run_on,omitempty"`
+	// OnReplicas are the labels a replica must have to run the job
+	// (on_replicas); absent for any replica.
+	OnReplicas map[string]string `json:"on_replicas,omitempty"`
 }
 
 // cellStatuses are the statuses a strip cell or chart bar has a colour of

@@ -124,6 +124,9 @@ func TestAPIReplicasAndEmptyLists(t *testing.T) {
 	if !strings.Contains(body, `"running": []`) {
 		t.Errorf("an idle replica's running must be [], not null: %s", body)
 	}
+	if !strings.Contains(body, `"labels": {}`) || !strings.Contains(body, `"zone": "eu-1"`) {
+		t.Errorf("a replica's labels must be an object, {} for none: %s", body)
+	}
 	if r := got.Replicas[1]; r.Owner != "replica-b" || r.PID != 202 || len(r.Running) != 1 || r.Offset == nil {
 		t.Errorf("replicas[1] = %+v", r)
 	}

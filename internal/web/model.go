@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -173,9 +175,23 @@ type Replica struct {
 	// Seen is when it last announced itself (NATS server clock, UTC): the
 	// same field, in the same format, as in `cronlock replicas --json`.
 	Seen time.Time `json:"seen"`
+	// Labels are the replica's labels (replica.labels), which a job's
+	// on_replicas matches; {} for none.
+	Labels map[string]string `json:"labels"`
 	// Running lists the jobs this replica is running now.
 	Running []string `json:"running"`
 	// ClockOffsetSeconds is this replica's clock minus the observer's, when
 	// measured; nil (JSON null) when unknown.
 	ClockOffsetSeconds *float64 `json:"clock_offset_seconds"`
+}
+
+// LabelText is the replica's labels as "key=value" pairs, sorted and
+// joined by ", " (as the page's script writes them); "" for none.
+func (r Replica) LabelText() string {
+	pairs := make([]string, 0, len(r.Labels))
+	for k, v := range r.Labels {
+		pairs = append(pairs, k+"="+v)
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, ", ")
 }

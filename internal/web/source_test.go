@@ -206,7 +206,7 @@ func fixture() *memSource {
 	m.setReplicas([]web.Replica{
 		{Owner: "replica-a", Host: "node-1", PID: 101, Version: "v1.4.0", Started: base.Add(-time.Hour), Running: nil},
 		{Owner: "replica-b", Host: "node-2", PID: 202, Version: "v1.4.0", Started: base.Add(-time.Hour),
-			Running: []string{"report"}, ClockOffsetSeconds: &off},
+			Running: []string{"report"}, ClockOffsetSeconds: &off, Labels: map[string]string{"zone": "eu-1", "role": "batch"}},
 	})
 	return m
 }

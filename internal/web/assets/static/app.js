@@ -128,6 +128,12 @@
     return tr;
   }
 
+  // labelsText is a replica's labels as "key=value" pairs, sorted (the
+  // server's LabelText); "" for none.
+  function labelsText(labels) {
+    return Object.keys(labels || {}).sort().map(function (k) { return k + "=" + labels[k]; }).join(", ");
+  }
+
   function replicaRow(r) {
     var running = r.running && r.running.length ? r.running.join(", ") : muted("idle");
     return el("tr", { "data-owner": r.owner },
@@ -138,7 +144,8 @@
       td("started", "Started", fmtTime(r.started)),
       td("seen", "Last seen", fmtTime(r.seen)),
       td("running", "Running", running),
-      td("offset", "Clock offset", fmtOffset(r.clock_offset_seconds)));
+      td("offset", "Clock offset", fmtOffset(r.clock_offset_seconds)),
+      td("labels", "Labels", labelsText(r.labels) || muted("none")));
   }
 
   function fillBody(tableId, items, row, emptyText, cols) {
@@ -154,7 +161,7 @@
 
   function renderIndex(data) {
     fillBody("jobs", data.jobs, jobRow, "No jobs configured.", 10);
-    fillBody("replicas", data.replicas, replicaRow, "No live replicas.", 8);
+    fillBody("replicas", data.replicas, replicaRow, "No live replicas.", 9);
   }
 
   function backfillText(b) {
@@ -363,6 +370,7 @@
     if (s.max_parallel > 1) { fact(dl, "Max parallel", "max-parallel", String(s.max_parallel)); }
     if (s.group) { fact(dl, "Group", "group", s.group); }
     if (s.run_on && s.run_on !== "one") { fact(dl, "Runs on", "run-on", s.run_on); }
+    if (s.on_replicas) { fact(dl, "On replicas", "on-replicas", labelsText(s.on_replicas)); }
   }
 
   // renderGlance draws the job view's duration chart and definition.
