@@ -159,11 +159,11 @@ func markAbandoned(st *jobState, gone func(Run) bool) []Run {
 }
 
 // record inserts or replaces run (matched by ID) in the history, with the
-// rerun it asks for (nil: none), frees the job's hold if it is lease free
+// rerun it asks for (nil: none) and the tick it queues (zero: none), frees the job's hold if it is lease free
 // ("" none), and returns the run as recorded and whether it freed the hold.
 // guess and rev, if known (from claim), save a read when nothing else wrote
 // since.
-func (h *History) record(ctx context.Context, run Run, again *rerun, free string, guess *jobState, rev uint64) (Run, bool, error) {
+func (h *History) record(ctx context.Context, run Run, again *rerun, free string, queued time.Time, guess *jobState, rev uint64) (Run, bool, error) {
 	out, freed := run, false
 	_, _, err := h.update(ctx, run.Job, guess, rev, func(st *jobState) bool {
 		i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.ID == run.ID && r.Tick.Equal(run.Tick) })
@@ -177,6 +177,9 @@ func (h *History) record(ctx context.Context, run Run, again *rerun, free string
 		}
 		if again != nil && st.LastTick.Equal(again.Tick) {
 			st.Rerun = again
+		}
+		if queued.After(st.LastTick) && queued.After(st.Queued) {
+			st.Queued = queued // see overlap.go: a tick that came during the run
 		}
 		out.SuspendedAfter = suspendAfterFailures(st, out)
 		freed = free != "" && st.Holder != nil && st.Holder.Lease == free

@@ -180,6 +180,7 @@ func (s *Scheduler) runInGroup(parent context.Context, e *entry, run *Run, lease
 		return
 	}
 	defer s.groups.release(slot)
+	lease.boundBy(slot)
 	run.Start = s.now() // the run starts now; its claim, before the wait, recorded the claim's time
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)

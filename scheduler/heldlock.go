@@ -43,6 +43,14 @@ type heldLock struct {
 	// hold's run to stop (see cancel.go).
 	cancelled  context.Context
 	cancelSoon context.CancelCauseFunc
+	// queued is the latest tick the run's overlap policy queued
+	// (overlap.go), which its result's write queues too.
+	queued time.Time
+	// bound, when set (a run holding a slot of its concurrency group), is
+	// a lease whose end the run must not outlive either: Deadline is the
+	// earlier of the two, so a frozen replica's child is killed before
+	// the slot can pass to another run (groups.go).
+	bound *lock.Lease
 	// slot, for a run under overlap allow, is its lease (parallel.go):
 	// the record holds no lease of it, and the slot's renewal keeps it.
 	slot *lock.Lease
@@ -74,12 +82,33 @@ func (l *heldLock) Cancelled() context.Context { return l.cancelled }
 
 // Deadline is the local safe deadline and a channel closed when it moves.
 func (l *heldLock) Deadline() (time.Time, <-chan struct{}) {
+	var d time.Time
+	var moved <-chan struct{}
 	if l.slot != nil {
-		return l.slot.Deadline()
+		d, moved = l.slot.Deadline()
+	} else {
+		l.mu.Lock()
+		d, moved = l.deadline, l.moved
+		l.mu.Unlock()
 	}
 	l.mu.Lock()
+	bound := l.bound
+	l.mu.Unlock()
+	if bound != nil {
+		// Callers ask again when the channel given closes; deadlines only
+		// move later, or to now on a loss, which cancels the run anyway.
+		if bd, bmoved := bound.Deadline(); bd.Before(d) {
+			return bd, bmoved
+		}
+	}
+	return d, moved
+}
+
+// boundBy makes the run end no later than lease does too (see bound).
+func (l *heldLock) boundBy(lease *lock.Lease) {
+	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.deadline, l.moved
+	l.bound = lease
 }
 
 func (l *heldLock) setDeadline(d time.Time) {

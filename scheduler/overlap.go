@@ -92,11 +92,31 @@ func (s *Scheduler) queueTick(ctx context.Context, name string, tick time.Time, 
 		st.Queued = tick
 		return true
 	})
+	// Whatever the write did, the result's write queues the tick too (it is
+	// retried until NATS takes it), so a write that lost its compare-and-swap
+	// races or met a slow NATS loses no queued tick.
+	lease.keepQueued(tick)
 	if err != nil {
-		s.log.Warn().Err(err).Str("job", name).Time("tick", tick).Msg("cannot queue the tick that came while the job runs; it is missed (overlap)")
+		s.log.Info().Err(err).Str("job", name).Time("tick", tick).Msg("cannot queue the tick now; the run's result will queue it")
 		return
 	}
 	s.log.Debug().Str("job", name).Time("tick", tick).Msg("tick queued: it runs when the job's run ends")
+}
+
+// keepQueued notes tick as the latest tick to queue with the result.
+func (l *heldLock) keepQueued(tick time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if tick.After(l.queued) {
+		l.queued = tick
+	}
+}
+
+// queuedForResult is the tick the result's write queues (zero: none).
+func (l *heldLock) queuedForResult() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queued
 }
 
 // queuedTick returns the job's queued tick if the watch shows one on a

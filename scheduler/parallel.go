@@ -131,7 +131,7 @@ func (s *Scheduler) runOnSlot(e *entry, run Run, st jobState, rev uint64, log ze
 		run.Owner, run.Token, run.Start = "", 0, time.Time{}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.stateTimeout())
 		defer cancel()
-		recorded, _, err := s.history.record(ctx, run, nil, "", &st, rev)
+		recorded, _, err := s.history.record(ctx, run, nil, "", time.Time{}, &st, rev)
 		if err != nil {
 			log.Warn().Err(err).Msg("cannot record a tick missed for overlap (every parallel slot taken)")
 		}

@@ -91,7 +91,7 @@ func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *rerun, lease 
 	}
 	rctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
-	recorded, freed, err := s.history.record(rctx, run, again, lease.id, guess, rev)
+	recorded, freed, err := s.history.record(rctx, run, again, lease.id, lease.queuedForResult(), guess, rev)
 	if freed {
 		lease.markFreed()
 	}
