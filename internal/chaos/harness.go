@@ -245,7 +245,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Runs: runs, Fence: h.fence.Log(), Faults: h.faults, Samples: h.samples,
 		Lease: cfg.Lease, ShortJobs: ShortJobs, LongJobs: long,
 		From: from, To: to, Shutdown: shutdown, VanishedRuns: h.tr.vanishedAt(),
-		Probed: true,
+		Probed: true, Policies: runControlPolicies(), Groups: map[string]int{Group: GroupMaxRunning},
 	}
 	h.mu.Unlock()
 	if b, err := json.Marshal(hist); err == nil {
@@ -332,24 +332,20 @@ http:
 log:
   level: debug
 shutdown_grace: %s
+groups:
+  %s:
+    max_running: %d
 jobs:
-`, r.Net.URL(), r.Name, h.cfg.Lease, h.cfg.Renew, r.Name, r.HTTPPort, shutdownGrace)
-	job := func(name string, hold, startingDeadline time.Duration) {
-		fmt.Fprintf(&b, "  - name: %s\n    schedule: \"* * * * * *\"\n    command: [%q]\n    timeout: 30s\n    grace: 1s\n", name, h.cfg.Recorder)
-		if startingDeadline > 0 {
-			fmt.Fprintf(&b, "    starting_deadline: %s\n", startingDeadline)
-		}
-		b.WriteString("    env:\n")
-		env := RecorderEnv(r.RecordFile, h.fence.URL(), r.Name, hold)
-		for _, k := range sortedKeys(env) {
-			fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
-		}
-	}
+`, r.Net.URL(), r.Name, h.cfg.Lease, h.cfg.Renew, r.Name, r.HTTPPort, shutdownGrace, Group, GroupMaxRunning)
+	var specs []jobSpec
 	for _, j := range ShortJobs {
-		job(j, 5*time.Millisecond, ShortStartingDeadline)
+		specs = append(specs, jobSpec{name: j, every: time.Second, hold: 5 * time.Millisecond, startingDeadline: ShortStartingDeadline})
 	}
 	for _, j := range sortedKeys(LongJobs) {
-		job(j, time.Duration(LongJobs[j]*float64(h.cfg.Lease)), 0)
+		specs = append(specs, jobSpec{name: j, every: time.Second, hold: time.Duration(LongJobs[j] * float64(h.cfg.Lease))})
+	}
+	for _, s := range append(specs, runControlJobs()...) {
+		writeJob(&b, s, h.cfg.Recorder, RecorderEnv(r.RecordFile, h.fence.URL(), r.Name, s.hold))
 	}
 	return b.String()
 }

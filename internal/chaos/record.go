@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"os"
@@ -24,6 +25,9 @@ const (
 	EnvRecordFile = "CHAOS_RECORD_FILE" // per-replica JSON-lines file, appended with O_APPEND
 	EnvFenceURL   = "CHAOS_FENCE_URL"   // base URL of the Fence
 	EnvHold       = "CHAOS_HOLD"        // how long the job runs (Go duration)
+	// EnvHoldMax, if set and above EnvHold, makes the run last a duration
+	// in [EnvHold, EnvHoldMax] drawn from the job and tick (see holdFor).
+	EnvHoldMax = "CHAOS_HOLD_MAX"
 	EnvReplica    = "CHAOS_REPLICA"     // replica name
 )
 
@@ -63,6 +67,8 @@ func record() int {
 	tok, _ := strconv.ParseUint(os.Getenv("CRONLOCK_TOKEN"), 10, 64)
 	att, _ := strconv.Atoi(os.Getenv("CRONLOCK_ATTEMPT"))
 	hold, _ := time.ParseDuration(os.Getenv(EnvHold))
+	holdMax, _ := time.ParseDuration(os.Getenv(EnvHoldMax))
+	hold = holdFor(os.Getenv("CRONLOCK_JOB"), os.Getenv("CRONLOCK_TICK"), hold, holdMax)
 	ev := Event{
 		Job:     os.Getenv("CRONLOCK_JOB"),
 		Tick:    os.Getenv("CRONLOCK_TICK"),
@@ -233,6 +239,18 @@ func PairEvents(evs []Event) ([]Record, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
 	return out, nil
+}
+
+// holdFor is how long the run of job's tick lasts: hold, or with
+// holdMax > hold a duration in [hold, holdMax] drawn from a hash of job and
+// tick, so a replay of a seed runs each tick as long as before.
+func holdFor(job, tick string, hold, holdMax time.Duration) time.Duration {
+	if holdMax <= hold {
+		return hold
+	}
+	f := fnv.New64a()
+	f.Write([]byte(job + "\x00" + tick))
+	return hold + time.Duration(f.Sum64()%uint64(holdMax-hold+1))
 }
 
 // RecorderEnv is the job environment that makes the binary at path a
