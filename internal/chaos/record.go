@@ -25,10 +25,10 @@ const (
 	EnvRecordFile = "CHAOS_RECORD_FILE" // per-replica JSON-lines file, appended with O_APPEND
 	EnvFenceURL   = "CHAOS_FENCE_URL"   // base URL of the Fence
 	EnvHold       = "CHAOS_HOLD"        // how long the job runs (Go duration)
+	EnvReplica    = "CHAOS_REPLICA"     // replica name
 	// EnvHoldMax, if set and above EnvHold, makes the run last a duration
 	// in [EnvHold, EnvHoldMax] drawn from the job and tick (see holdFor).
 	EnvHoldMax = "CHAOS_HOLD_MAX"
-	EnvReplica    = "CHAOS_REPLICA"     // replica name
 )
 
 // Event is one line of a record file: a run's start, or its end.
