@@ -172,7 +172,8 @@ func (r *Report) violate(format string, args ...any) {
 //  3. Coverage of short jobs (see attribute for the causes of misses).
 //  4. Shutdown: exit codes 0, no lock held, no process left.
 //  5. Takeover and recovery delays (reported, not checked).
-//  6. Run control: a concurrency group never runs more than its
+//  6. Catch-up after NATS faults (reported, not checked; see catchUps).
+//  7. Run control: a concurrency group never runs more than its
 //     max_running at once; a queue or replace job's tick that came during
 //     a run runs right after it (see checkRunControl).
 func Check(h *History) *Report {
@@ -402,7 +403,7 @@ func Check(h *History) *Report {
 		}
 	}
 
-	// 6. Run control.
+	// 7. Run control.
 	checkRunControl(r, h, byJob, endOf)
 
 	// 4. Shutdown.

@@ -112,7 +112,7 @@ type RunControlReport struct {
 type GroupReport struct {
 	Name       string
 	MaxRunning int
-	Runs       int
+	Jobs, Runs int // the group's jobs; their runs
 	// MaxObserved is the most runs of the group's jobs at once, as the
 	// jobs recorded their start and end, not counting a run whose host was
 	// frozen (see Excused).
@@ -182,7 +182,7 @@ func checkGroup(r *Report, h *History, name string, byJob map[string][]Record, e
 		}
 	}
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Start.Before(runs[j].Start) })
-	g.Runs = len(runs)
+	g.Jobs, g.Runs = len(jobs), len(runs)
 	for i, run := range runs {
 		t := run.Start
 		var at, frozen []Record
@@ -375,11 +375,11 @@ func sampleHealthy(h *History, s Sample) bool {
 // fprint writes the run-control lines of Report.Fprint.
 func (rc RunControlReport) fprint(w io.Writer) {
 	for _, g := range rc.Groups {
-		fmt.Fprintf(w, "6. group %s (max_running %d): %d runs; most at once %d (moments above it excused by a frozen host: %d); ticks at which all its jobs ran %d/%d\n",
+		fmt.Fprintf(w, "7. group %s (max_running %d): %d runs; most at once %d (moments above it excused by a frozen host: %d); ticks at which all its jobs ran %d/%d\n",
 			g.Name, g.MaxRunning, g.Runs, g.MaxObserved, g.Excused, g.AllRan, g.Ticks)
 	}
 	for _, f := range rc.FollowOns {
-		fmt.Fprintf(w, "6. %s %s: runs during which a tick came checked %d (not checked, near a fault: %d); followed by the queued tick %d, by a tick that came after the end line %d; end → next start p50 %v p99 %v max %v\n",
+		fmt.Fprintf(w, "7. %s %s: runs during which a tick came checked %d (not checked, near a fault: %d); followed by the queued tick %d, by a tick that came after the end line %d; end → next start p50 %v p99 %v max %v\n",
 			f.Policy, f.Job, f.Checked, f.NearFault, f.Queued, f.Later,
 			Percentile(f.Latency, 50).Round(time.Millisecond), Percentile(f.Latency, 99).Round(time.Millisecond), Percentile(f.Latency, 100).Round(time.Millisecond))
 	}
@@ -389,14 +389,14 @@ func (rc RunControlReport) fprint(w io.Writer) {
 // Report.Markdown.
 func (rc RunControlReport) markdown(b *strings.Builder) {
 	for _, g := range rc.Groups {
-		fmt.Fprintf(b, "| 6. group `%s` (max_running %d): most runs at once / runs | %d / %d |\n", g.Name, g.MaxRunning, g.MaxObserved, g.Runs)
-		fmt.Fprintf(b, "| 6. group `%s`: moments above max_running excused by a frozen host (pause-tree) | %d |\n", g.Name, g.Excused)
-		fmt.Fprintf(b, "| 6. group `%s`: ticks at which all %d jobs ran / ticks | %d / %d |\n", g.Name, len(GroupJobs), g.AllRan, g.Ticks)
+		fmt.Fprintf(b, "| 7. group `%s` (max_running %d): most runs at once / runs | %d / %d |\n", g.Name, g.MaxRunning, g.MaxObserved, g.Runs)
+		fmt.Fprintf(b, "| 7. group `%s`: moments above max_running excused by a frozen host (pause-tree) | %d |\n", g.Name, g.Excused)
+		fmt.Fprintf(b, "| 7. group `%s`: ticks at which all %d jobs ran / ticks | %d / %d |\n", g.Name, g.Jobs, g.AllRan, g.Ticks)
 	}
 	for _, f := range rc.FollowOns {
-		fmt.Fprintf(b, "| 6. `overlap: %s` (%s): runs a tick came during, checked / near a fault | %d / %d |\n", f.Policy, f.Job, f.Checked, f.NearFault)
-		fmt.Fprintf(b, "| 6. `overlap: %s`: queued ticks run right after (came before the end line / after it, before the result) | %d / %d |\n", f.Policy, f.Queued, f.Later)
-		fmt.Fprintf(b, "| 6. `overlap: %s`: end → next run's start p50 / p99 / max | %v / %v / %v |\n", f.Policy,
+		fmt.Fprintf(b, "| 7. `overlap: %s` (%s): runs a tick came during, checked / near a fault | %d / %d |\n", f.Policy, f.Job, f.Checked, f.NearFault)
+		fmt.Fprintf(b, "| 7. `overlap: %s`: queued ticks run right after (came before the end line / after it, before the result) | %d / %d |\n", f.Policy, f.Queued, f.Later)
+		fmt.Fprintf(b, "| 7. `overlap: %s`: end → next run's start p50 / p99 / max | %v / %v / %v |\n", f.Policy,
 			Percentile(f.Latency, 50).Round(time.Millisecond), Percentile(f.Latency, 99).Round(time.Millisecond), Percentile(f.Latency, 100).Round(time.Millisecond))
 	}
 }
