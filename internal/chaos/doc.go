@@ -19,8 +19,8 @@
 //     runControlJobs): queue.a (overlap: queue, every 2 s, running
 //     2.5–3.5 s), replace.a (overlap: replace, every second, running 2.5 s
 //     unless replaced) and grp.a–grp.e, the five jobs of concurrency group
-//     chaos (max_running 2), due at once every 5 s, running 1 s, with
-//     starting_deadline 4 s. Each job is this package's recorder (the harness's
+//     chaos (max_running 2), due at once every 5 s, running 3 s (grp.a,
+//     beyond the lease) and 700 ms, with starting_deadline 4 s. Each job is this package's recorder (the harness's
 //     own executable with CHAOS_RECORD=1, see MaybeRecord): it appends a
 //     start line {job, tick, token, replica, pid, time} to a per-replica
 //     file with O_APPEND, writes to the Fence (a resource keyed by job that

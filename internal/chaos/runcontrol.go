@@ -16,9 +16,12 @@ import (
 //   - ReplaceJob, overlap: replace, ticking every second and running 2.5 s
 //     unless replaced, so each run is stopped by the next tick;
 //   - GroupJobs, all of concurrency group Group (max_running
-//     GroupMaxRunning), due at once every GroupEvery and running 1 s, with a
+//     GroupMaxRunning), due at once every GroupEvery, with a
 //     starting_deadline (GroupStartingDeadline) so that the ones that find
-//     the group full wait for a slot.
+//     the group full wait for a slot. The first runs 3 s, longer than the
+//     lease, so that faults of its replica (pause, kill, cut) meet a slot
+//     held beyond its lease while others wait for it; the others run
+//     700 ms, one after the other in the second slot (about 2.8 s in all).
 //
 // None of them has retries; the queue and replace jobs have no
 // starting_deadline, so a tick older than a run's end that runs after it
@@ -66,8 +69,12 @@ func runControlJobs() []jobSpec {
 		{name: QueueJob, every: QueueEvery, hold: 2500 * time.Millisecond, holdMax: 3500 * time.Millisecond, overlap: "queue"},
 		{name: ReplaceJob, every: time.Second, hold: 2500 * time.Millisecond, overlap: "replace"},
 	}
-	for _, j := range GroupJobs {
-		specs = append(specs, jobSpec{name: j, every: GroupEvery, hold: time.Second, startingDeadline: GroupStartingDeadline, group: Group})
+	for i, j := range GroupJobs {
+		hold := 700 * time.Millisecond
+		if i == 0 {
+			hold = 3 * time.Second
+		}
+		specs = append(specs, jobSpec{name: j, every: GroupEvery, hold: hold, startingDeadline: GroupStartingDeadline, group: Group})
 	}
 	return specs
 }
@@ -134,9 +141,9 @@ type FollowOnReport struct {
 	// hand-over (see followOnDisturbed); NearFault: such runs not checked.
 	Checked, NearFault int
 	// Queued: checked runs followed by a run of a tick that came before
-	// their end line; Later: by a tick that came after the end line but
-	// before cronlock recorded the result (it still counts as during the
-	// run, for cronlock).
+	// their end line; Later: by a tick that came after the end line, within
+	// LateTickSlack (before cronlock recorded the result: it still counts
+	// as during the run, for cronlock).
 	Queued, Later int
 	Latency       []time.Duration // end line → the next run's start, of checked runs
 }
@@ -150,6 +157,14 @@ type FollowOnReport struct {
 // (the next run waiting for the next tick, up to QueueEvery after the end)
 // fails the check for about a quarter of its runs.
 const FollowLatency = 1500 * time.Millisecond
+
+// LateTickSlack: a tick that comes this long after a run's end line is
+// not taken for one that came during the run. cronlock records the result
+// (which ends the run for it) within tens of milliseconds of the job's
+// exit, and the recorder exits right after its end line; a tick in between
+// is queued, replacing the one before it. A later tick running instead of
+// the queued one means the queued tick was lost.
+const LateTickSlack = 500 * time.Millisecond
 
 // checkRunControl checks the group and the queue and replace jobs of h
 // (histories without Policies have none). endOf is a run's effective end.
@@ -265,9 +280,10 @@ func tickAfter(t time.Time, every time.Duration) time.Time {
 //
 //   - replace: the run ended by SIGTERM within FollowLatency of q;
 //   - both: the next run of the job starts within FollowLatency of the end
-//     line, with q or a later tick (one that came after the end line but
-//     before the result was recorded is queued too). Under skip the next
-//     run would wait for the next tick, up to QueueEvery later.
+//     line, with q or a later tick that came at most LateTickSlack after
+//     the end line (before the result was recorded: queued too). Under
+//     skip the next run would be of the next tick, up to QueueEvery after
+//     the end line.
 //
 // Every tick runs once and runs never overlap: Check's general checks,
 // which cover these jobs too.
@@ -311,6 +327,8 @@ func checkFollowOn(r *Report, h *History, job string, p Policy, runs []Record) F
 			r.violate("%s: tick %s came during %s but did not run within %v of its end: %s", p.Overlap, q.Format("15:04:05"), desc, FollowLatency, what)
 		case next.Tick.Before(q):
 			r.violate("%s: after %s an older tick %s ran instead of the latest, %s", p.Overlap, desc, next.Tick.Format("15:04:05"), q.Format("15:04:05"))
+		case next.Tick.After(run.End.Add(LateTickSlack)):
+			r.violate("%s: tick %s came during %s but did not run: the next run is of tick %s, %v after its end line (as under skip)", p.Overlap, q.Format("15:04:05"), desc, next.Tick.Format("15:04:05"), next.Tick.Sub(run.End).Round(time.Millisecond))
 		default:
 			f.Latency = append(f.Latency, next.Start.Sub(run.End))
 			if next.Tick.After(run.End) {

@@ -149,6 +149,31 @@ func TestCheckQueueSkippedTickIsViolation(t *testing.T) {
 	}
 }
 
+func TestCheckQueueLostTickIsViolation(t *testing.T) {
+	h := followOnHistory("queue")
+	// Tick 6 came during the second run (4.54–7.04 s) but tick 8 runs at
+	// 8.01 s: 0.97 s after the end line, soon enough, but tick 6 was lost.
+	h.Runs[2].Tick, h.Runs[2].Start = at(8), at(8.01)
+	h.Runs = append(h.Runs[:3], h.Runs[4:]...) // the run of tick 8 at 9.6 s
+	wantViolation(t, h, "queue: tick 12:00:06 came during run of q tick 12:00:04 on r2 (pid 501, 12:00:04.540–12:00:07.040, ok) but did not run: the next run is of tick 12:00:08, 960ms after its end line")
+}
+
+func TestCheckQueueTickJustAfterTheEndCounts(t *testing.T) {
+	h := followOnHistory("queue")
+	// The second run's end line is at 7.7 s; tick 8, 0.3 s later (before
+	// cronlock recorded the result), replaces the queued 6 and runs.
+	h.Runs[1].End = at(7.7)
+	h.Runs[2].Tick, h.Runs[2].Start = at(8), at(8.05)
+	h.Runs = append(h.Runs[:3], h.Runs[4:]...) // the run of tick 8 at 9.6 s
+	r := Check(h)
+	if !r.OK() {
+		t.Fatalf("violations: %v", r.Violations)
+	}
+	if f := r.RunControl.FollowOns[0]; f.Later != 1 {
+		t.Fatalf("follow-on report %+v, want one run followed by a later tick", f)
+	}
+}
+
 func TestCheckQueueOlderTickIsViolation(t *testing.T) {
 	h := followOnHistory("queue")
 	// Ticks 10 and 12 came during the fourth run (9.60–12.10 s); the older
