@@ -150,12 +150,14 @@ type FollowOnReport struct {
 
 // FollowLatency bounds, for a checked run of a queue or replace job, the
 // time from its end line to the start of the next run, and for replace the
-// time from the tick to the replaced run's end line. cronlock hands over
-// within milliseconds (4-minute soak on a loaded machine: p99 65 ms for
-// queue, 377 ms for replace); 1.5 s leaves room for a stalled machine and
-// is still well below QueueEvery, so a queue job whose ticks were skipped
-// (the next run waiting for the next tick, up to QueueEvery after the end)
-// fails the check for about a quarter of its runs.
+// time from the tick to the replaced run's end line: a liveness bound.
+// cronlock hands over within milliseconds (4-minute soaks on a loaded
+// machine: p99 under 100 ms for queue, 380–660 ms for replace); 1.5 s
+// leaves room for a stalled machine. It also sets how long after a run's
+// end a fault of another replica is taken to have disturbed the hand-over
+// (followOnDisturbed), so a longer bound checks fewer runs (2 s: about
+// half as many). Skip-like behaviour is caught by the tick that runs next
+// (LateTickSlack) and, for replace, by the run not ending by SIGTERM.
 const FollowLatency = 1500 * time.Millisecond
 
 // LateTickSlack: a tick that comes this long after a run's end line is
