@@ -57,7 +57,12 @@ func TestChaos(t *testing.T) {
 			t.Errorf("fault %s injected %d times, want 1", k, res.Report.FaultsByKind[k])
 		}
 	}
-	if res.Report.EligibleRan == 0 || res.Report.RunsByJob["long.a"] == 0 {
+	if res.Report.EligibleRan == 0 || res.Report.RunsByJob["long.a"] == 0 || res.Report.RunsByJob[QueueJob] == 0 || res.Report.RunsByJob[ReplaceJob] == 0 {
 		t.Errorf("too little work done: %+v", res.Report.RunsByJob)
+	}
+	// The group's limit was reached (so the check of it had something to
+	// hold), as the jobs due at once outnumber its slots.
+	if g := res.Report.RunControl.Groups; len(g) != 1 || g[0].MaxObserved != GroupMaxRunning {
+		t.Errorf("group report %+v: want %d runs at once at most, reached", g, GroupMaxRunning)
 	}
 }

@@ -82,6 +82,11 @@ type History struct {
 	// Vanished is the same keyed by pid only, as written by earlier
 	// versions (ambiguous when pids are reused); read for -recheck.
 	Vanished map[int]time.Time `json:"vanished,omitempty"`
+	// Policies: the run control of the jobs that have some (overlap,
+	// group); Groups: concurrency group → max_running. Histories of
+	// earlier versions have neither (nothing of it is checked).
+	Policies map[string]Policy `json:"policies,omitempty"`
+	Groups   map[string]int    `json:"groups,omitempty"`
 }
 
 // Overlap is two runs of one job that ran at the same time.
@@ -144,6 +149,7 @@ type Report struct {
 	CatchUp      map[string][]time.Duration
 	CatchUps     []CatchUp
 	FaultsByKind map[string]int
+	RunControl   RunControlReport // the group and the queue and replace jobs
 	Violations   []string
 }
 
@@ -166,6 +172,10 @@ func (r *Report) violate(format string, args ...any) {
 //  3. Coverage of short jobs (see attribute for the causes of misses).
 //  4. Shutdown: exit codes 0, no lock held, no process left.
 //  5. Takeover and recovery delays (reported, not checked).
+//  6. Catch-up after NATS faults (reported, not checked; see catchUps).
+//  7. Run control: a concurrency group never runs more than its
+//     max_running at once; a queue or replace job's tick that came during
+//     a run runs right after it (see checkRunControl).
 func Check(h *History) *Report {
 	r := &Report{RunsByJob: map[string]int{}, MissesByCause: map[string]int{}, Takeover: map[string][]time.Duration{}, Recovery: map[string][]time.Duration{}, CatchUp: map[string][]time.Duration{}, FaultsByKind: map[string]int{}}
 	for _, f := range h.Faults {
@@ -392,6 +402,9 @@ func Check(h *History) *Report {
 			}
 		}
 	}
+
+	// 7. Run control.
+	checkRunControl(r, h, byJob, endOf)
 
 	// 4. Shutdown.
 	if s := h.Shutdown; s != nil {

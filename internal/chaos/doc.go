@@ -15,7 +15,12 @@
 //     together. The lock bucket is R3, the lease 2 s, renewal every 500 ms.
 //   - Jobs: three every-second jobs that take 5 ms (tick.a, tick.b,
 //     tick.c; starting_deadline 5 s) and two every-second jobs that run
-//     for 2.5 and 3.5 leases (long.a, long.b). Each job is this package's recorder (the harness's
+//     for 2.5 and 3.5 leases (long.a, long.b). Run control (see
+//     runControlJobs): queue.a (overlap: queue, every 2 s, running
+//     2.5–3.5 s), replace.a (overlap: replace, every second, running 2.5 s
+//     unless replaced) and grp.a–grp.e, the five jobs of concurrency group
+//     chaos (max_running 2), due at once every 5 s, running 3 s (grp.a,
+//     beyond the lease) and 700 ms, with starting_deadline 4 s. Each job is this package's recorder (the harness's
 //     own executable with CHAOS_RECORD=1, see MaybeRecord): it appends a
 //     start line {job, tick, token, replica, pid, time} to a per-replica
 //     file with O_APPEND, writes to the Fence (a resource keyed by job that
@@ -51,7 +56,11 @@
 // deadline, so no overlap is excused there; fencing tokens never go
 // backwards; no tick runs twice; every short-job tick at which NATS had a
 // quorum and leaders for the lock and history streams ran, and the others
-// are listed with their cause; after the final SIGTERM every replica exits
+// are listed with their cause; the group never has more than max_running
+// runs at once (a run on a frozen host excepted), and a tick that came
+// during a queue or replace run runs within FollowLatency of its end (runs
+// near a fault that could delay the hand-over are not held to it; see
+// checkFollowOn); after the final SIGTERM every replica exits
 // 0, no lock is held, no job or shim process is left. Measured, not
 // checked: the takeover delay of a long job after a fault on its holder,
 // and after each NATS fault the catch-up, from the streams having leaders

@@ -42,6 +42,9 @@ type Config struct {
 	// MaybeRecord first. Default: this process's executable.
 	Recorder string
 	Log      io.Writer
+	// Kinds, if not empty, are the only fault kinds injected (FaultKinds
+	// names), to focus a run on some; Short then injects each once.
+	Kinds []string
 }
 
 // Job sets of the harness: short jobs tick every second and take a few
@@ -153,6 +156,9 @@ func firstLine(s string) string {
 // Run sets everything up, injects faults, shuts down cleanly, and checks
 // the history.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := checkKinds(cfg.Kinds); err != nil {
+		return nil, err
+	}
 	if cfg.Replicas == 0 {
 		cfg.Replicas = 5
 	}
@@ -245,13 +251,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Runs: runs, Fence: h.fence.Log(), Faults: h.faults, Samples: h.samples,
 		Lease: cfg.Lease, ShortJobs: ShortJobs, LongJobs: long,
 		From: from, To: to, Shutdown: shutdown, VanishedRuns: h.tr.vanishedAt(),
-		Probed: true,
+		Probed: true, Policies: runControlPolicies(), Groups: map[string]int{Group: GroupMaxRunning},
 	}
 	h.mu.Unlock()
 	if b, err := json.Marshal(hist); err == nil {
 		os.WriteFile(filepath.Join(cfg.Dir, "history.json"), b, 0o644)
 	}
 	return &Result{History: hist, Report: Check(hist), Dir: cfg.Dir}, nil
+}
+
+// checkKinds reports a name of kinds that is not a fault kind.
+func checkKinds(kinds []string) error {
+	for _, k := range kinds {
+		if !slices.Contains(FaultKinds, k) {
+			return fmt.Errorf("chaos: unknown fault kind %q (kinds: %s)", k, strings.Join(FaultKinds, ", "))
+		}
+	}
+	return nil
 }
 
 func (h *Harness) setup(ctx context.Context) error {
@@ -332,24 +348,20 @@ http:
 log:
   level: debug
 shutdown_grace: %s
+groups:
+  %s:
+    max_running: %d
 jobs:
-`, r.Net.URL(), r.Name, h.cfg.Lease, h.cfg.Renew, r.Name, r.HTTPPort, shutdownGrace)
-	job := func(name string, hold, startingDeadline time.Duration) {
-		fmt.Fprintf(&b, "  - name: %s\n    schedule: \"* * * * * *\"\n    command: [%q]\n    timeout: 30s\n    grace: 1s\n", name, h.cfg.Recorder)
-		if startingDeadline > 0 {
-			fmt.Fprintf(&b, "    starting_deadline: %s\n", startingDeadline)
-		}
-		b.WriteString("    env:\n")
-		env := RecorderEnv(r.RecordFile, h.fence.URL(), r.Name, hold)
-		for _, k := range sortedKeys(env) {
-			fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
-		}
-	}
+`, r.Net.URL(), r.Name, h.cfg.Lease, h.cfg.Renew, r.Name, r.HTTPPort, shutdownGrace, Group, GroupMaxRunning)
+	var specs []jobSpec
 	for _, j := range ShortJobs {
-		job(j, 5*time.Millisecond, ShortStartingDeadline)
+		specs = append(specs, jobSpec{name: j, every: time.Second, hold: 5 * time.Millisecond, startingDeadline: ShortStartingDeadline})
 	}
 	for _, j := range sortedKeys(LongJobs) {
-		job(j, time.Duration(LongJobs[j]*float64(h.cfg.Lease)), 0)
+		specs = append(specs, jobSpec{name: j, every: time.Second, hold: time.Duration(LongJobs[j] * float64(h.cfg.Lease))})
+	}
+	for _, s := range append(specs, runControlJobs()...) {
+		writeJob(&b, s, h.cfg.Recorder, RecorderEnv(r.RecordFile, h.fence.URL(), r.Name, s.hold))
 	}
 	return b.String()
 }
@@ -409,14 +421,18 @@ func (h *Harness) record(f Fault) {
 
 func (h *Harness) inject(ctx context.Context) {
 	deadline := time.Now().Add(h.cfg.Duration)
+	kinds := FaultKinds
+	if len(h.cfg.Kinds) > 0 {
+		kinds = h.cfg.Kinds
+	}
 	var plan []string
 	if h.cfg.Short {
-		plan = append(plan, FaultKinds...)
+		plan = append(plan, kinds...)
 		h.rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
 	}
 	weights := map[string]int{FKill: 3, FKillMidRun: 3, FPause: 2, FPauseTree: 2, FCut: 2, FBlackhole: 2, FDelay: 2, FNATSKill: 2, FNATSLeaderKill: 2, FNATSOutage: 1, FRolling: 1}
 	total := 0
-	for _, k := range FaultKinds {
+	for _, k := range kinds {
 		total += weights[k]
 	}
 	for i := 0; ctx.Err() == nil; i++ {
@@ -431,7 +447,7 @@ func (h *Harness) inject(ctx context.Context) {
 				return
 			}
 			n := h.rng.IntN(total)
-			for _, k := range FaultKinds {
+			for _, k := range kinds {
 				if n < weights[k] {
 					kind = k
 					break

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,6 +26,9 @@ const (
 	EnvFenceURL   = "CHAOS_FENCE_URL"   // base URL of the Fence
 	EnvHold       = "CHAOS_HOLD"        // how long the job runs (Go duration)
 	EnvReplica    = "CHAOS_REPLICA"     // replica name
+	// EnvHoldMax, if set and above EnvHold, makes the run last a duration
+	// in [EnvHold, EnvHoldMax] drawn from the job and tick (see holdFor).
+	EnvHoldMax = "CHAOS_HOLD_MAX"
 )
 
 // Event is one line of a record file: a run's start, or its end.
@@ -63,6 +67,8 @@ func record() int {
 	tok, _ := strconv.ParseUint(os.Getenv("CRONLOCK_TOKEN"), 10, 64)
 	att, _ := strconv.Atoi(os.Getenv("CRONLOCK_ATTEMPT"))
 	hold, _ := time.ParseDuration(os.Getenv(EnvHold))
+	holdMax, _ := time.ParseDuration(os.Getenv(EnvHoldMax))
+	hold = holdFor(os.Getenv("CRONLOCK_JOB"), os.Getenv("CRONLOCK_TICK"), hold, holdMax)
 	ev := Event{
 		Job:     os.Getenv("CRONLOCK_JOB"),
 		Tick:    os.Getenv("CRONLOCK_TICK"),
@@ -235,6 +241,18 @@ func PairEvents(evs []Event) ([]Record, error) {
 	return out, nil
 }
 
+// holdFor is how long the run of job's tick lasts: hold, or with
+// holdMax > hold a duration in [hold, holdMax] drawn from a hash of job and
+// tick, so a replay of a seed runs each tick as long as before.
+func holdFor(job, tick string, hold, holdMax time.Duration) time.Duration {
+	if holdMax <= hold {
+		return hold
+	}
+	f := fnv.New64a()
+	f.Write([]byte(job + "\x00" + tick))
+	return hold + time.Duration(f.Sum64()%uint64(holdMax-hold+1))
+}
+
 // RecorderEnv is the job environment that makes the binary at path a
 // recorder writing to file.
 func RecorderEnv(file, fenceURL, replica string, hold time.Duration) map[string]string {
@@ -244,5 +262,10 @@ func RecorderEnv(file, fenceURL, replica string, hold time.Duration) map[string]
 		EnvFenceURL:   fenceURL,
 		EnvHold:       hold.String(),
 		EnvReplica:    replica,
+		// A recorder built with -race (the test binary, in CI) would
+		// otherwise sleep a second after its end line before exiting,
+		// holding the job's lock and group slot: the run would last a
+		// second longer than its records say.
+		"GORACE": "atexit_sleep_ms=0",
 	}
 }

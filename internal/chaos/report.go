@@ -51,6 +51,7 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 			fmt.Fprintf(w, "   overlap: %s\n", o)
 		}
 	}
+	r.RunControl.fprint(w)
 	fmt.Fprintf(w, "violations: %d\n", len(r.Violations))
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "  VIOLATION %s\n", v)
@@ -95,6 +96,7 @@ func (r *Report) Markdown(h *History, command string, dur time.Duration) string 
 		fmt.Fprintf(&b, "| 4. locks held / job processes left / other processes left | %d / %d / %d |\n", len(s.LocksHeld), len(s.LivePIDs), len(s.LiveProcs))
 		fmt.Fprintf(&b, "| 4. unexpected exits or failed SIGTERMs | %d |\n", len(s.Unexpected))
 	}
+	r.RunControl.markdown(&b)
 	fmt.Fprintf(&b, "| **violations** | **%d** |\n\n", len(r.Violations))
 	fmt.Fprintf(&b, "Missed short-job ticks by cause:\n\n| Cause | Ticks |\n|---|---|\n")
 	for _, c := range sortedKeys(r.MissesByCause) {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -33,7 +34,12 @@ func main() {
 	verbose := flag.Bool("v", false, "list every miss and overlap")
 	waitBuild := flag.Duration("wait-build", 0, "keep retrying while ./cmd/cronlock does not build, up to this long")
 	recheck := flag.String("recheck", "", "check the history.json of an earlier run instead of running (with -markdown, -v)")
+	faults := flag.String("faults", "", "comma-separated fault kinds to inject, only (default: every kind)")
 	flag.Parse()
+	var kinds []string
+	if *faults != "" {
+		kinds = strings.Split(*faults, ",")
+	}
 	if *recheck != "" {
 		os.Exit(recheckFile(*recheck, *md, *verbose))
 	}
@@ -53,7 +59,7 @@ func main() {
 		os.Exit(2)
 	}
 	t0 := time.Now()
-	res, err := chaos.Run(ctx, chaos.Config{Seed: *seed, Duration: *dur, Short: *short, Dir: *dir, Recorder: exe, WaitBuild: *waitBuild, Log: os.Stdout})
+	res, err := chaos.Run(ctx, chaos.Config{Seed: *seed, Duration: *dur, Short: *short, Dir: *dir, Recorder: exe, WaitBuild: *waitBuild, Log: os.Stdout, Kinds: kinds})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
 		os.Exit(2)
@@ -62,6 +68,9 @@ func main() {
 	cmd := fmt.Sprintf("go run ./internal/chaos/cmd/chaos -duration %v -seed %d", *dur, *seed)
 	if *short {
 		cmd = fmt.Sprintf("go run ./internal/chaos/cmd/chaos -short -seed %d", *seed)
+	}
+	if *faults != "" {
+		cmd += " -faults " + *faults
 	}
 	fmt.Printf("chaos: total %v; work dir %s; replay: %s\n", time.Since(t0).Round(time.Second), res.Dir, cmd)
 	if *md != "" {
