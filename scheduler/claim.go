@@ -34,6 +34,10 @@ type claimRequest struct {
 	// gone reports whether a run left "running" in the history has ended
 	// without its replica able to record it (see ownerGone); nil: always.
 	gone func(r Run) bool
+	// queueFirst (overlap queue and replace): a tick queued during the
+	// previous run and not yet claimed runs before this one, which waits
+	// in its place (see overlap.go).
+	queueFirst bool
 }
 
 // claimChange is the change of a claim: it records req.run.Tick as the
@@ -51,6 +55,12 @@ func claimChange(req claimRequest, c *claimed) func(*jobState, *hold) bool {
 		}
 		if st.Suspended != nil {
 			return false // suspended before the watch told (or kept by a repair, see corrupt.go)
+		}
+		if q := st.Queued; req.queueFirst && q.After(st.LastTick) && run.Tick.After(q) {
+			// The previous run's result came late, just before this tick:
+			// its queued tick is still owed a run. It runs now, and this
+			// tick waits as the queued one.
+			st.Queued, run.Tick = run.Tick, q
 		}
 		*c = claimed{missed: map[Reason]int{}}
 		c.recorded = append(markAbandoned(st, req.gone), addMissed(st, req, c.missed)...)

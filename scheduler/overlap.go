@@ -55,6 +55,12 @@ func (s *Scheduler) startOverlap(ctx context.Context, e *entry, tick time.Time, 
 // it queues the tick and, under replace, calls stop.
 func (s *Scheduler) followOverlap(ctx context.Context, e *entry, tick time.Time, lease *heldLock, stop func(error)) {
 	policy := e.job.Overlap
+	if q := lease.written.Queued; policy == job.OverlapReplace && q.After(tick) {
+		// Claimed while a newer tick was already waiting (see claimChange's
+		// queueFirst): that tick replaces this run at once.
+		stop(&CancelledError{By: lease.Owner(), Reason: ReasonReplaced})
+		return
+	}
 	after := s.now()
 	if tick.After(after) {
 		after = tick

@@ -43,7 +43,8 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	}
 	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, definition: e.job.Definition}
 	var c claimed
-	req := claimRequest{sched: e.sched, run: run, gapReason: gapReason, held: e.heldSince(), gone: s.ownerGone(s.ctx)}
+	req := claimRequest{sched: e.sched, run: run, gapReason: gapReason, held: e.heldSince(), gone: s.ownerGone(s.ctx),
+		queueFirst: e.job.Overlap == job.OverlapQueue || e.job.Overlap == job.OverlapReplace}
 	lease, reason, err := s.lockTick(e, tick, claimChange(req, &c))
 	if lease == nil {
 		s.skip(name, reason, err, log)
