@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cronlock/cronlock/internal/app"
+	"github.com/cronlock/cronlock/internal/config"
 	"github.com/cronlock/cronlock/scheduler"
 )
 
@@ -46,23 +48,17 @@ func (c *cli) backfill(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cl, done, err := c.queryConfig(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := loadRuntime(ctx, cl, name); err != nil {
-		return err
-	}
-	ticks, err := cl.Backfill(ctx, name, from, to, operatorLabel("backfill"), *dry)
-	switch {
-	case errors.Is(err, scheduler.ErrBackfillRange):
-		return usagef("%v", err)
-	case err != nil:
-		return err
-	}
-	c.printBackfill(name, ticks, *dry)
-	return nil
+	return c.withJob(ctx, cfg, name, func(ctx context.Context, cl *app.Client, name string, _ *config.Config) error {
+		ticks, err := cl.Backfill(ctx, name, from, to, operatorLabel("backfill"), *dry)
+		switch {
+		case errors.Is(err, scheduler.ErrBackfillRange):
+			return usagef("%v", err)
+		case err != nil:
+			return err
+		}
+		c.printBackfill(name, ticks, *dry)
+		return nil
+	})
 }
 
 func (c *cli) printBackfill(name string, ticks []time.Time, dry bool) {

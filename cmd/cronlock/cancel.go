@@ -53,14 +53,14 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 			return usagef("--tick: %q is not an RFC 3339 time (e.g. 2026-12-01T03:00:00Z)", *tickFlag)
 		}
 	}
-	ctx, cl, done, err := c.queryConfig(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := loadRuntime(ctx, cl, name); err != nil {
-		return err
-	}
+	return c.withJob(ctx, cfg, name, func(ctx context.Context, cl *app.Client, name string, _ *config.Config) error {
+		return c.cancelRuns(ctx, cl, name, tick)
+	})
+}
+
+// cancelRuns cancels the job's running runs (of tick, if not zero) and
+// waits for their results.
+func (c *cli) cancelRuns(ctx context.Context, cl *app.Client, name string, tick time.Time) error {
 	runs, err := cl.CancelAll(ctx, name, tick, operatorLabel("cancel"))
 	if errors.Is(err, scheduler.ErrNotRunning) {
 		return fmt.Errorf("%q is not running: nothing to cancel (%w)", name, err)
@@ -93,22 +93,16 @@ func (c *cli) awaitCancelled(ctx context.Context, cl *app.Client, run scheduler.
 
 // cancelBackfill stops the job's backfill.
 func (c *cli) cancelBackfill(ctx context.Context, name string, cfg *config.Config) error {
-	ctx, cl, done, err := c.queryConfig(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := loadRuntime(ctx, cl, name); err != nil {
-		return err
-	}
-	b, err := cl.CancelBackfill(ctx, name, operatorLabel("cancel"))
-	if errors.Is(err, scheduler.ErrNotRunning) {
-		return fmt.Errorf("%q has no backfill in progress: nothing to cancel", name)
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "stopped the backfill of %q (%d of %d ticks started, from %s to %s)\n", name, b.Done, b.Total,
-		b.From.Format(time.RFC3339), b.To.Format(time.RFC3339))
-	return nil
+	return c.withJob(ctx, cfg, name, func(ctx context.Context, cl *app.Client, name string, _ *config.Config) error {
+		b, err := cl.CancelBackfill(ctx, name, operatorLabel("cancel"))
+		if errors.Is(err, scheduler.ErrNotRunning) {
+			return fmt.Errorf("%q has no backfill in progress: nothing to cancel", name)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "stopped the backfill of %q (%d of %d ticks started, from %s to %s)\n", name, b.Done, b.Total,
+			b.From.Format(time.RFC3339), b.To.Format(time.RFC3339))
+		return nil
+	})
 }

@@ -66,6 +66,13 @@ func (c *cli) onJob(ctx context.Context, cmd, usage string, args []string,
 	if err != nil {
 		return err
 	}
+	return c.withJob(ctx, cfg, name, act)
+}
+
+// withJob opens a session to NATS for an operator command on JOB name,
+// with the runtime jobs loaded when it may be one, and calls act.
+func (c *cli) withJob(ctx context.Context, cfg *config.Config, name string,
+	act func(context.Context, *app.Client, string, *config.Config) error) error {
 	ctx, cl, done, err := c.queryConfig(ctx, cfg)
 	if err != nil {
 		return err

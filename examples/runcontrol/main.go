@@ -4,13 +4,16 @@
 //   - a concurrency group: two backup jobs due at the same second never run
 //     at once across the replicas (job.Group), the second waits for the
 //     first within its starting deadline;
+//
 //   - overlap allow: a job slower than its schedule runs up to MaxParallel
 //     ticks at once, each tick still once;
+//
 //   - cancel: History.Cancel stops a run wherever it runs, and it is
 //     recorded cancelled by whoever asked;
+//
 //   - backfill: History.Backfill runs the ticks that a suspension skipped.
 //
-//	go run ./examples/runcontrol -embedded
+//     go run ./examples/runcontrol -embedded
 package main
 
 import (
