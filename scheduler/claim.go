@@ -56,14 +56,16 @@ func claimChange(req claimRequest, c *claimed) func(*jobState, *hold) bool {
 		if st.Suspended != nil {
 			return false // suspended before the watch told (or kept by a repair, see corrupt.go)
 		}
+		gapsTo := req
 		if q := st.Queued; req.queueFirst && q.After(st.LastTick) && run.Tick.After(q) {
 			// The previous run's result came late, just before this tick:
 			// its queued tick is still owed a run. It runs now, and this
 			// tick waits as the queued one.
 			st.Queued, run.Tick = run.Tick, q
+			gapsTo.run.Tick = q // the missed ticks are those before it
 		}
 		*c = claimed{missed: map[Reason]int{}}
-		c.recorded = append(markAbandoned(st, req.gone), addMissed(st, req, c.missed)...)
+		c.recorded = append(markAbandoned(st, req.gone), addMissed(st, gapsTo, c.missed)...)
 		st.LastTick = run.Tick
 		st.Rerun = nil // a new tick supersedes an older one's rerun
 		run.Owner, run.Token = h.Owner, h.Token
