@@ -45,18 +45,8 @@ Flags (before JOB):
 func (c *cli) logs(ctx context.Context, args []string) error {
 	fs := c.newFlags("logs", logsUsage, true)
 	follow := fs.Bool("f", false, "follow the running run's output until it ends")
-	if err := fs.parse(args, 1); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usagef("missing JOB")
-	}
-	name := fs.Arg(0)
-	cfg, err := fs.load()
+	name, cfg, err := parseJobArg(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := jobOrRuntime(cfg, name); err != nil {
 		return err
 	}
 	timeout := queryTimeout
