@@ -23,9 +23,7 @@ func (l *heldLock) followRecord() {
 			seen = true
 			if cancel == l.id && !asked {
 				asked = true
-				ce := l.s.requestedCancel(l.name, l.id)
-				l.s.log.Info().Str("job", l.name).Str("owner", l.owner).Uint64("token", l.token).Str("by", ce.By).Str("reason", string(ce.Reason)).Msg("run cancelled on request")
-				l.cancelSoon(ce)
+				l.cancelOnRequest()
 			}
 		case seen:
 			select {
@@ -52,4 +50,13 @@ func (c *claims) holderOf(name string) (holder, cancel string) {
 	defer c.mu.Unlock()
 	v := c.views[name]
 	return v.holder, v.cancel
+}
+
+// cancelOnRequest cancels the run as the record's cancel request for this
+// lease asks (who asked is read from the record).
+func (l *heldLock) cancelOnRequest() {
+	ce := l.s.requestedCancel(l.name, l.id)
+	l.s.log.Info().Str("job", l.name).Str("owner", l.owner).Uint64("token", l.token).Str("by", ce.By).
+		Str("reason", string(ce.Reason)).Msg("run cancelled on request")
+	l.cancelSoon(ce)
 }

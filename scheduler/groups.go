@@ -102,8 +102,15 @@ func (gs *groupSlots) waitSlot(ctx context.Context, g job.Group, tick, until tim
 
 // trySlot takes a free slot of g, if one is free.
 func (gs *groupSlots) trySlot(ctx context.Context, g job.Group) *lock.Lease {
-	for i := range g.MaxRunning {
-		key := slotKey(g.Name, i)
+	return gs.tryKeys(ctx, g.MaxRunning, func(i int) string { return slotKey(g.Name, i) })
+}
+
+// tryKeys takes the first of n slot keys that is free, if one is: a read
+// of each (a held one costs no write), and one acquisition of a free one.
+// Concurrency groups and the parallel slots of overlap allow share it.
+func (gs *groupSlots) tryKeys(ctx context.Context, n int, key func(int) string) *lock.Lease {
+	for i := range n {
+		key := key(i)
 		if _, err := gs.locker.Holder(ctx, key); !errors.Is(err, lock.ErrNotHeld) {
 			continue // held, or NATS failed: try the next
 		}

@@ -150,16 +150,7 @@ func (s *Scheduler) runOnSlot(e *entry, run Run, st jobState, rev uint64, log ze
 func (s *Scheduler) parallelSlot(e *entry) *lock.Lease {
 	ctx, cancel := context.WithTimeout(s.ctx, s.stateTimeout())
 	defer cancel()
-	for i := range e.job.Parallel() {
-		key := parallelSlotKey(e.job.Name, i)
-		if _, err := s.legacy.Holder(ctx, key); !errors.Is(err, lock.ErrNotHeld) {
-			continue
-		}
-		if l, err := s.legacy.Acquire(ctx, key, lock.WithTimeout(s.opts.AcquireTimeout)); err == nil {
-			return l
-		}
-	}
-	return nil
+	return s.groups.tryKeys(ctx, e.job.Parallel(), func(i int) string { return parallelSlotKey(e.job.Name, i) })
 }
 
 // newParallelLock is the lease of a parallel run: its slot's, renewed by
@@ -186,9 +177,7 @@ func (l *heldLock) followCancel() {
 	for {
 		changed := l.s.claims.onChange(l.name)
 		if _, cancel := l.s.claims.holderOf(l.name); cancel == l.id {
-			ce := l.s.requestedCancel(l.name, l.id)
-			l.s.log.Info().Str("job", l.name).Uint64("token", l.token).Str("by", ce.By).Msg("run cancelled on request")
-			l.cancelSoon(ce)
+			l.cancelOnRequest()
 			return
 		}
 		select {

@@ -46,7 +46,24 @@ jobs:
 	cli(0, "suspend", "hourly.report")
 	from := time.Now().Truncate(time.Second).Add(2 * time.Second)
 	to := from.Add(2 * time.Second)
-	time.Sleep(time.Until(to.Add(1500 * time.Millisecond))) // three ticks pass suspended
+	waitFor(t, 15*time.Second, "the range's ticks recorded skipped", func() bool {
+		var st []struct {
+			Runs []struct {
+				Tick   time.Time
+				Status string
+				Ticks  int
+			}
+		}
+		if json.Unmarshal([]byte(cli(0, "status", "--json", "hourly.report").stdout), &st) != nil || len(st) != 1 {
+			return false
+		}
+		for _, r := range st[0].Runs { // one entry for the consecutive skipped ticks (every second)
+			if r.Status == "skipped" && !r.Tick.After(from) && !r.Tick.Add(time.Duration(r.Ticks-1)*time.Second).Before(to) {
+				return true
+			}
+		}
+		return false
+	})
 	cli(0, "resume", "hourly.report")
 	waitFor(t, 5*time.Second, "a run after the resume", func() bool {
 		l := fileLines(t, ticks)
