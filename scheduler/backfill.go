@@ -259,6 +259,7 @@ func (s *Scheduler) runBackfill(e *entry) {
 	log = log.With().Time("tick", c.Tick).Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
 	log.Info().Msg("backfill: running a tick that has no run")
 	s.runInGroup(s.hard, e, &c, lease, log)
+	e.slot.ranUntil = c.End
 }
 
 // endBackfill clears a finished backfill and logs it.

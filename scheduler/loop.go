@@ -195,13 +195,31 @@ func (s *Scheduler) stopLoops() {
 	q.poke()
 }
 
-// nextTick is the job's first tick after now (server time) and after last.
+// lateAfterRun bounds how late a tick that fell due after the job's last
+// run ended (while its result was being written and the lock freed) may
+// still start; an older one is left to the next claim to record missed.
+const lateAfterRun = 5 * time.Second
+
+// nextTick is the job's first tick after now (server time) and after last,
+// except that a tick that fell due after the job's last run here ended
+// (e.slot.ranUntil) runs late rather than being missed: the run no longer
+// held the job then (the claims record such a tick as no overlap), and
+// this replica, the one alive and free to run it, was only writing the
+// result. Of several such ticks the latest runs.
 func (s *Scheduler) nextTick(e *entry, last time.Time) time.Time {
 	now := s.now()
 	if now.Before(last) {
 		now = last
 	}
 	next := e.sched.Next(now)
+	if ended := e.slot.ranUntil; !ended.IsZero() {
+		e.slot.ranUntil = time.Time{}
+		if ended.After(last) && now.Sub(ended) < lateAfterRun {
+			if late := latest(e.sched, ended.Add(-time.Nanosecond), now); !late.IsZero() {
+				next = late
+			}
+		}
+	}
 	e.mu.Lock()
 	e.next = next
 	e.mu.Unlock()

@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -92,5 +93,42 @@ func TestMissedWhileNoReplicaRan(t *testing.T) {
 	got := metricSum(t, "cronlock_ticks_missed_total", map[string]string{"job": name, "reason": string(scheduler.ReasonNoReplica)}, reg)
 	if got != float64(missed[0].Ticks) {
 		t.Errorf("cronlock_ticks_missed_total{reason=no_replica} = %v, want %d", got, missed[0].Ticks)
+	}
+}
+
+// A run that ends just before the next tick, whose result is still being
+// handled when that tick falls due (here OnResult holds the replica's
+// goroutine): the tick runs late on the replica, instead of being recorded
+// missed as if no replica were there.
+func TestTickDueWhileTheResultIsWrittenRuns(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	const name = "edge"
+	const margin = 150 * time.Millisecond
+	starts := newRecorder()
+	var first time.Time // the first run's tick; written by its run, read by OnResult after it
+	onResult := func(r scheduler.Run) {
+		if r.Job == name && r.Status == scheduler.StatusSucceeded && r.Tick.Equal(first) {
+			time.Sleep(time.Until(first.Add(time.Second + margin)))
+		}
+	}
+	r := newReplica(t, url, lockOpts("r1"), scheduler.Options{Logger: testLogger(t, "r1"), OnResult: onResult})
+	run := func(ctx context.Context) error {
+		info, _ := job.FromContext(ctx)
+		if first.IsZero() {
+			first = info.Tick
+			time.Sleep(time.Until(first.Add(time.Second - margin)))
+		}
+		return startRecorder("r1", starts, 0)(ctx)
+	}
+	addJob(t, r, job.Job{Name: name, Schedule: "* * * * * *", Run: run})
+	r.start(t)
+	defer r.stop()
+	a, b := starts.next(t, 10*time.Second), starts.next(t, 10*time.Second)
+	if want := a.tick.Add(time.Second); !b.tick.Equal(want) {
+		t.Fatalf("after the run of %s, the run of %s: want %s, due while the result was handled", a.tick, b.tick, want)
+	}
+	if late := b.start.Sub(b.tick); late < margin/2 {
+		t.Errorf("the run of %s started %v after its tick: want it late, after the result", b.tick, late)
 	}
 }

@@ -74,6 +74,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	}
 	run = c.run
 	s.runInGroup(s.hard, e, &run, lease, log)
+	e.slot.ranUntil = run.End
 	return true
 }
 
@@ -113,6 +114,7 @@ func (s *Scheduler) rerunTick(e *entry) {
 	run.interruptions = p.Interruptions
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
 	s.runInGroup(s.hard, e, &run, lease, log)
+	e.slot.ranUntil = run.End
 }
 
 // lockTick takes the job's lock for tick and makes change in the same

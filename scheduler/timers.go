@@ -55,6 +55,10 @@ type slot struct {
 	// last is the last tick tried, so that none is tried twice; only the
 	// goroutine working on the busy entry reads or writes it.
 	last time.Time
+	// ranUntil is when the job's last run on this goroutine ended (its
+	// recorded End), zero after the next tick is chosen; same ownership as
+	// last. See nextTick.
+	ranUntil time.Time
 }
 
 // push queues e to wake at its slot's at; call with mu held.

@@ -14,13 +14,15 @@ import (
 )
 
 // deploymentConfig is a replica of deployment dep: the jobs report and
-// spread.j0..j3, every second, each appending "dep job owner tick" to out.
+// spread.j0..j3, every two seconds (a run slowed by a loaded machine must
+// not outlive its interval and skip a tick), each appending "dep job owner
+// tick" to out.
 func deploymentConfig(url, dep, owner, out string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "deployment: %s\nnats: {url: %s}\nlock: {lease: 2s, renew: 500ms, owner: %s}\nhttp: {listen: \"\"}\nshutdown_grace: 2s\njobs:\n",
 		dep, url, owner)
 	for _, name := range []string{"report", "spread.j0", "spread.j1", "spread.j2", "spread.j3"} {
-		fmt.Fprintf(&b, "  - name: %s\n    schedule: \"* * * * * *\"\n    env: {OUT: %q}\n", name, out)
+		fmt.Fprintf(&b, "  - name: %s\n    schedule: \"*/2 * * * * *\"\n    env: {OUT: %q}\n", name, out)
 		fmt.Fprintf(&b, "    shell: 'echo \"%s $CRONLOCK_JOB $CRONLOCK_OWNER $CRONLOCK_TICK\" >> \"$OUT\"'\n", dep)
 	}
 	return b.String()
@@ -63,10 +65,10 @@ func TestDeploymentsShareNATS(t *testing.T) {
 	defer stopAll(ds)
 
 	// Ticks from two seconds on, when every replica announced itself.
-	from := time.Now().Add(2 * time.Second).Truncate(time.Second)
+	from := time.Now().Add(3 * time.Second).Truncate(2 * time.Second)
 	ticks := []string{}
 	for i := range 2 {
-		ticks = append(ticks, from.Add(time.Duration(i)*time.Second).UTC().Format(time.RFC3339))
+		ticks = append(ticks, from.Add(time.Duration(2*i)*time.Second).UTC().Format(time.RFC3339))
 	}
 	last := "report " + ticks[len(ticks)-1]
 	waitFor(t, 30*time.Second, "both deployments' report at "+ticks[len(ticks)-1], func() bool {
