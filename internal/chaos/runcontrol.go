@@ -145,7 +145,13 @@ type FollowOnReport struct {
 	// LateTickSlack (before cronlock recorded the result: it still counts
 	// as during the run, for cronlock).
 	Queued, Later int
-	Latency       []time.Duration // end line → the next run's start, of checked runs
+	// Unrecorded: checked runs whose next recorded run's fencing token is
+	// not the next one: a run was claimed in between (the tick that came)
+	// and stopped before its recorder wrote its start line (replace: a
+	// newer tick came before it could start). Under skip nothing is
+	// claimed in between, so the tokens follow on. Its start is not timed.
+	Unrecorded int
+	Latency    []time.Duration // end line → the next run's start, of checked runs
 }
 
 // FollowLatency bounds, for a checked run of a queue or replace job, the
@@ -287,7 +293,9 @@ func tickAfter(t time.Time, every time.Duration) time.Time {
 //     line, with q or a later tick that came at most LateTickSlack after
 //     the end line (before the result was recorded: queued too). Under
 //     skip the next run would be of the next tick, up to QueueEvery after
-//     the end line.
+//     the end line. A next run whose fencing token skips one follows a
+//     claim in between that left no record (Unrecorded): the tick that
+//     came was claimed, which skip never does.
 //
 // Every tick runs once and runs never overlap: Check's general checks,
 // which cover these jobs too.
@@ -323,6 +331,8 @@ func checkFollowOn(r *Report, h *History, job string, p Policy, runs []Record) F
 			next = &runs[i+1]
 		}
 		switch {
+		case next != nil && run.Token > 0 && next.Token > run.Token+1 && !next.Tick.Before(q):
+			f.Unrecorded++
 		case next == nil || next.Start.Sub(run.End) > FollowLatency:
 			what := "no later run"
 			if next != nil {
@@ -403,8 +413,8 @@ func (rc RunControlReport) fprint(w io.Writer) {
 			g.Name, g.MaxRunning, g.Runs, g.MaxObserved, g.Excused, g.AllRan, g.Ticks)
 	}
 	for _, f := range rc.FollowOns {
-		fmt.Fprintf(w, "7. %s %s: runs during which a tick came checked %d (not checked, near a fault: %d); followed by the queued tick %d, by a tick that came after the end line %d; end → next start p50 %v p99 %v max %v\n",
-			f.Policy, f.Job, f.Checked, f.NearFault, f.Queued, f.Later,
+		fmt.Fprintf(w, "7. %s %s: runs during which a tick came checked %d (not checked, near a fault: %d); followed by the queued tick %d, by a tick that came after the end line %d, by a claim stopped before it recorded %d; end → next start p50 %v p99 %v max %v\n",
+			f.Policy, f.Job, f.Checked, f.NearFault, f.Queued, f.Later, f.Unrecorded,
 			Percentile(f.Latency, 50).Round(time.Millisecond), Percentile(f.Latency, 99).Round(time.Millisecond), Percentile(f.Latency, 100).Round(time.Millisecond))
 	}
 }
@@ -420,6 +430,7 @@ func (rc RunControlReport) markdown(b *strings.Builder) {
 	for _, f := range rc.FollowOns {
 		fmt.Fprintf(b, "| 7. `overlap: %s` (%s): runs a tick came during, checked / near a fault | %d / %d |\n", f.Policy, f.Job, f.Checked, f.NearFault)
 		fmt.Fprintf(b, "| 7. `overlap: %s`: queued ticks run right after (came before the end line / after it, before the result) | %d / %d |\n", f.Policy, f.Queued, f.Later)
+		fmt.Fprintf(b, "| 7. `overlap: %s`: followed by a claim stopped before it recorded (fencing token skipped) | %d |\n", f.Policy, f.Unrecorded)
 		fmt.Fprintf(b, "| 7. `overlap: %s`: end → next run's start p50 / p99 / max | %v / %v / %v |\n", f.Policy,
 			Percentile(f.Latency, 50).Round(time.Millisecond), Percentile(f.Latency, 99).Round(time.Millisecond), Percentile(f.Latency, 100).Round(time.Millisecond))
 	}

@@ -222,3 +222,24 @@ func TestHoldFor(t *testing.T) {
 		t.Fatalf("hold without a max: %v", c)
 	}
 }
+
+// A replaced run's follow-on claimed (token 3) but stopped before its
+// recorder wrote its start line, because a newer tick came first: the next
+// recorded run (token 4) is of a later tick and starts late, which is no
+// violation, since the skipped token shows the claim in between. With the
+// tokens following on it is one (as under skip).
+func TestCheckReplaceFollowOnStoppedBeforeItRecorded(t *testing.T) {
+	h := followOnHistory("replace")
+	h.Runs = append(h.Runs[:2], h.Runs[3:]...) // token 3's run left no record
+	r := Check(h)
+	if !r.OK() {
+		t.Fatalf("violations: %v", r.Violations)
+	}
+	if f := r.RunControl.FollowOns[0]; f.Unrecorded != 1 {
+		t.Fatalf("follow-on report %+v: want 1 claim stopped before it recorded", f)
+	}
+	for i := 2; i < len(h.Runs); i++ {
+		h.Runs[i].Token--
+	}
+	wantViolation(t, h, "(as under skip)")
+}
