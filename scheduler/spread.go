@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"encoding/binary"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -83,8 +82,13 @@ func turnDelay(rank int, late bool, busy int) time.Duration {
 
 // rank is self's place among the live replicas for the job at tick: 0 for
 // the replica the job is assigned to, then 1, 2... The due jobs, ordered
-// by a hash with the tick, are dealt to the replicas, ordered likewise, in
-// turn. The deal is made once per tick and live set (dealFor) and reused by
+// by a hash of their names, are dealt to the replicas, ordered likewise, in
+// turn. The orders do not depend on the tick, so while the jobs due and the
+// live replicas stay the same a job is dealt to the same replica at every
+// tick: that replica wrote the job's record last and claims the next tick
+// from its cached state, without reading the record (a tick-dependent order
+// moved every job to another replica at every tick, which then read the
+// record first: a request and a reply of the whole state per job-tick). The deal is made once per tick and live set (dealFor) and reused by
 // every job of the tick: ordering per job made a tick cost O(jobs² log jobs).
 // The jobs' order is made once per tick whatever the live set: jobs with
 // on_replicas are dealt to the live replicas that match them (liveFor),
@@ -128,7 +132,7 @@ func (c *deals) dealFor(tick time.Time, live []string, due func(time.Time) []str
 		}
 	}
 	if d == nil {
-		jobs := hashOrder(due(tick), tick)
+		jobs := hashOrder(due(tick))
 		d = &deal{tick: tick, pos: make(map[string]int, len(jobs)), reps: map[string][]string{}}
 		for i, j := range jobs {
 			d.pos[j] = i
@@ -140,21 +144,21 @@ func (c *deals) dealFor(tick time.Time, live []string, due func(time.Time) []str
 	}
 	reps, ok := d.reps[key]
 	if !ok {
-		reps = hashOrder(live, tick)
+		reps = hashOrder(live)
 		d.reps[key] = reps
 	}
 	return d.pos, reps
 }
 
-// hashOrder sorts xs by a hash of each with the tick (hashing once each).
-func hashOrder(xs []string, tick time.Time) []string {
+// hashOrder sorts xs by a hash of each (hashing once each).
+func hashOrder(xs []string) []string {
 	type hashed struct {
 		s string
 		h uint64
 	}
 	hs := make([]hashed, len(xs))
 	for i, x := range xs {
-		hs[i] = hashed{x, mix(x, tick)}
+		hs[i] = hashed{x, nameHash(x)}
 	}
 	slices.SortFunc(hs, func(a, b hashed) int {
 		switch {
@@ -182,12 +186,9 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-func mix(s string, tick time.Time) uint64 {
+func nameHash(s string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(s))
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(tick.UnixNano()))
-	h.Write(b[:])
 	return h.Sum64()
 }
 
