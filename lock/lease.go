@@ -57,6 +57,7 @@ func (l *Locker) newLease(key, id string, rec record, token, rev uint64, sent ti
 	}
 	l.log.Debug().Str("key", key).Str("owner", rec.Owner).Uint64("token", token).Msg("lock acquired")
 	l.held.add(s)
+	l.follower.Wake() // a loss of s must be seen within watchInterval
 	go s.keep()
 	return s
 }

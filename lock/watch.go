@@ -89,6 +89,13 @@ const leaseHeader = "Cronlock-Lease"
 const (
 	watchInterval = 100 * time.Millisecond
 	watchLinger   = time.Second
+	// watchIdleInterval is the pace of the watch while the Locker holds no
+	// lease and nobody waits: then no loss is to be seen, and the tracker's
+	// revisions are only hints (an acquire from a stale one fails its
+	// compare-and-swap and reads the key). A Locker beside the scheduler,
+	// used only now and then, pulled ten times a second for nothing: a
+	// request and an empty reply each, per replica.
+	watchIdleInterval = 5 * time.Second
 )
 
 // watch follows every key of the bucket (headers only) and feeds the
@@ -101,7 +108,7 @@ const (
 // last resort. When the watch is down, for instance while reconnecting,
 // acquire falls back to backoff polling.
 func (l *Locker) watch(ctx context.Context) (*follow.Paced, error) {
-	pace := follow.Pace{Interval: watchInterval, Linger: watchLinger}
+	pace := follow.Pace{Interval: watchInterval, Linger: watchLinger, IdleInterval: watchIdleInterval, Idle: l.held.empty}
 	return l.bucket.FollowPaced(ctx, pace, func(key string, rev uint64, _ time.Time, h nats.Header) {
 		l.tracker.observe(key, keyState{rev: rev, free: kv.IsFree(h)})
 		if s := l.held.get(key); s != nil && rev > s.token && h.Get(leaseHeader) != s.id {
@@ -135,6 +142,13 @@ func (ls *leases) remove(s *Lease) {
 	if ls.m[s.key] == s {
 		delete(ls.m, s.key)
 	}
+}
+
+// empty reports whether no lease is live.
+func (ls *leases) empty() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.m) == 0
 }
 
 func (ls *leases) get(key string) *Lease {

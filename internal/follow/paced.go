@@ -20,6 +20,21 @@ type Pace struct {
 	// Linger is how long delivery stays immediate after the last Hurry
 	// ended, and the longest a pull waits for new messages.
 	Linger time.Duration
+	// Idle, when set, reports that nobody needs the writes within Interval
+	// (a Locker that holds no lease): the follow then collects them every
+	// IdleInterval instead, until Idle reports false again or Wake is
+	// called. A follow that nobody needs still pulls, so that its consumer
+	// outlives the server's inactivity threshold.
+	Idle         func() bool
+	IdleInterval time.Duration
+}
+
+// between is the pause between two pulls while nobody hurries the follow.
+func (p Pace) between() time.Duration {
+	if p.Idle != nil && p.IdleInterval > p.Interval && p.Idle() {
+		return p.IdleInterval
+	}
+	return p.Interval
 }
 
 // Paced follows the subjects matching a filter like Start, through a pull
@@ -43,6 +58,7 @@ type Paced struct {
 	cancel context.CancelFunc
 	exited chan struct{}
 	hurry  chan struct{} // wakes a paused loop; capacity 1
+	wake   chan struct{} // makes a paused loop look at Pace.Idle again; capacity 1
 
 	mu      sync.Mutex
 	hurries int       // Hurry calls not yet done
@@ -76,7 +92,7 @@ const (
 func StartPaced(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter string, pace Pace, fn Handler) (*Paced, error) {
 	pctx, cancel := context.WithCancel(context.Background())
 	p := &Paced{stream: stream, nc: nc, filter: filter, fn: fn, pace: pace,
-		ctx: pctx, cancel: cancel, exited: make(chan struct{}), hurry: make(chan struct{}, 1)}
+		ctx: pctx, cancel: cancel, exited: make(chan struct{}), hurry: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
 	if err := p.create(ctx); err != nil {
 		cancel()
 		return nil, err
@@ -113,6 +129,16 @@ func (p *Paced) Hurry() (done func()) {
 			p.ended = time.Now()
 			p.mu.Unlock()
 		})
+	}
+}
+
+// Wake tells a follow paced by Pace.Idle that Idle may have turned false:
+// its next pull then comes at most Interval after the last one, not
+// IdleInterval. It does not block.
+func (p *Paced) Wake() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -164,7 +190,32 @@ func (p *Paced) run(caughtUp chan struct{}) {
 		}
 		once.Do(func() { close(caughtUp) })
 		if !hurried {
-			p.pause(p.pace.Interval)
+			p.paceWait()
+		}
+	}
+}
+
+// paceWait waits Pace.between from now, looking at it again on Wake, or
+// until Hurry or Stop.
+func (p *Paced) paceWait() {
+	start := time.Now()
+	for {
+		left := p.pace.between() - time.Since(start)
+		if left <= 0 {
+			return
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-t.C:
+			return
+		case <-p.wake:
+			t.Stop()
+		case <-p.hurry:
+			t.Stop()
+			return
+		case <-p.ctx.Done():
+			t.Stop()
+			return
 		}
 	}
 }

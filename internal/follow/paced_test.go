@@ -120,3 +120,47 @@ func awaitPull(t *testing.T, stream jetstream.Stream) {
 	}
 	t.Fatal("no pull request reached the server within 5 s")
 }
+
+// While Idle reports true the follow pulls every IdleInterval: a write is
+// not delivered within Interval. Once Idle turns false and Wake is called,
+// it is delivered within Interval.
+func TestPacedIdle(t *testing.T) {
+	t.Parallel()
+	nc, kv, stream := newBucket(t, "pi")
+	ctx := context.Background()
+	s := &seen{seq: map[string]uint64{}, at: map[string]time.Time{}}
+	var mu sync.Mutex
+	idle := true
+	isIdle := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return idle
+	}
+	const interval = 100 * time.Millisecond
+	pace := follow.Pace{Interval: interval, Linger: 200 * time.Millisecond, IdleInterval: time.Minute, Idle: isIdle}
+	p, err := follow.StartPaced(ctx, stream, nc, "$KV.pi.>", pace, s.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	rev, err := kv.PutString(ctx, "a", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * interval) // an absence: nothing to await
+	s.mu.Lock()
+	early := s.seq["$KV.pi.a"]
+	s.mu.Unlock()
+	if early != 0 {
+		t.Fatalf("delivered @%d while idle within %v, want it held until the idle pace", early, 5*interval)
+	}
+	mu.Lock()
+	idle = false
+	mu.Unlock()
+	woken := time.Now()
+	p.Wake()
+	s.wait(t, "$KV.pi.a", rev)
+	if d := time.Since(woken); d > interval+time.Second {
+		t.Errorf("delivered %v after Wake, want within about %v", d, interval)
+	}
+}
