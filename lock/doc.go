@@ -32,9 +32,10 @@
 // key another owner holds. Every Locker watches the bucket: an acquire writes
 // against the revision it last heard of (one round trip, also right after a
 // release), and a waiter wakes as soon as the key is released or expires.
-// The watch pulls what was written every 100 ms, and at once only while an
-// Acquire waits for a held key, so an uncontended cycle costs about its two
-// writes; a lease taken from its holder (ForceRelease) ends within ~100 ms.
+// The watch pulls what was written every 100 ms while the Locker holds a
+// lease (every 5 s while it holds none), and at once only while an Acquire
+// waits for a held key, so an uncontended cycle costs about its two writes;
+// a lease taken from its holder (ForceRelease) ends within ~100 ms.
 //
 // # Guarantees and limits
 //
