@@ -2,7 +2,9 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -107,4 +109,52 @@ func (s *Scheduler) resultContext() (context.Context, context.CancelFunc) {
 		unhook()
 		cancel()
 	}
+}
+
+// record inserts or replaces run (matched by ID) in the history, with the
+// rerun it asks for (nil: none) and the tick it queues (zero: none), frees the job's
+// hold if it is lease free ("" none), and returns the run as recorded and whether it freed the hold.
+// guess and rev, if known (from claim), save a read when nothing else wrote
+// since.
+func (h *History) record(ctx context.Context, run Run, again *rerun, free string, queued time.Time, guess *jobState, rev uint64) (Run, bool, error) {
+	out, freed := run, false
+	_, _, err := h.update(ctx, run.Job, guess, rev, func(st *jobState) bool {
+		i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.ID == run.ID && r.Tick.Equal(run.Tick) })
+		if i < 0 {
+			out = st.add(run)
+		} else {
+			st.Runs[i] = run
+			st.noteResult(run)
+			out = run
+			out.Previous = st.previous(i)
+		}
+		if again != nil && st.LastTick.Equal(again.Tick) {
+			st.Rerun = again
+		}
+		if queued.After(st.LastTick) && queued.After(st.Queued) {
+			st.Queued = queued // see overlap.go: a tick that came during the run
+		}
+		out.SuspendedAfter = suspendAfterFailures(st, out)
+		freed = free != "" && st.Holder != nil && st.Holder.Lease == free
+		if freed {
+			st.Holder = nil
+		}
+		return true
+	})
+	return out, freed && err == nil, err
+}
+
+// autoSuspendedBy labels the suspensions SuspendAfterFailures makes.
+const autoSuspendedBy = "cronlock"
+
+// suspendAfterFailures suspends the job in st when r, just recorded, is
+// its r.suspendAfter-th failure in a row and it is not suspended yet, and
+// returns that count (0: nothing done).
+func suspendAfterFailures(st *jobState, r Run) int {
+	if r.suspendAfter <= 0 || !r.Failed() || st.Failures < r.suspendAfter || st.Suspended != nil {
+		return 0
+	}
+	st.Suspended = &Suspension{At: time.Now().UTC(), By: autoSuspendedBy,
+		Note: fmt.Sprintf("suspended after %d consecutive failures", st.Failures)}
+	return st.Failures
 }
