@@ -88,8 +88,9 @@ func turnDelay(rank int, late bool, busy int) time.Duration {
 // tick: that replica wrote the job's record last and claims the next tick
 // from its cached state, without reading the record (a tick-dependent order
 // moved every job to another replica at every tick, which then read the
-// record first: a request and a reply of the whole state per job-tick). The deal is made once per tick and live set (dealFor) and reused by
-// every job of the tick: ordering per job made a tick cost O(jobs² log jobs).
+// record first: a request and a reply of the whole state per job-tick).
+// The deal is made once per tick and live set (dealFor) and reused by every
+// job of the tick: ordering per job made a tick cost O(jobs² log jobs).
 // The jobs' order is made once per tick whatever the live set: jobs with
 // on_replicas are dealt to the live replicas that match them (liveFor),
 // so one tick may see several live sets.
