@@ -146,11 +146,14 @@ type Report struct {
 	// CatchUp: NATS fault kind → delay from the streams having leaders
 	// again to every short job having run again (see CatchUp); CatchUps
 	// has the details of every NATS fault.
-	CatchUp      map[string][]time.Duration
-	CatchUps     []CatchUp
-	FaultsByKind map[string]int
-	RunControl   RunControlReport // the group and the queue and replace jobs
-	Violations   []string
+	CatchUp  map[string][]time.Duration
+	CatchUps []CatchUp
+	// CatchUpInterrupted counts the catch-ups left out of CatchUp because
+	// the next fault began first (CatchUp.Interrupted).
+	CatchUpInterrupted int
+	FaultsByKind       map[string]int
+	RunControl         RunControlReport // the group and the queue and replace jobs
+	Violations         []string
 }
 
 // OK reports whether no violation was found.
@@ -473,7 +476,10 @@ func Check(h *History) *Report {
 	}
 	for _, c := range catchUps(h, byJob) {
 		r.CatchUps = append(r.CatchUps, c)
-		if c.Ran {
+		switch {
+		case c.Interrupted:
+			r.CatchUpInterrupted++
+		case c.Ran:
 			r.CatchUp[c.Fault.Kind] = append(r.CatchUp[c.Fault.Kind], c.Delay)
 		}
 	}

@@ -349,6 +349,14 @@ func TestCheckCatchUp(t *testing.T) {
 	if len(r.CatchUp[FNATSLeaderKill]) != 1 || len(r.CatchUp[FNATSKill]) != 1 || len(r.CatchUp[FKill]) != 0 {
 		t.Errorf("by kind: %v", r.CatchUp)
 	}
+	// A catch-up that the next fault began before is listed, not counted:
+	// with the follower kill at 5.78, before the run at 5.8, the leader
+	// kill's catch-up would include the next fault's outage.
+	h.Faults[1].Start, h.Faults[1].End = at(5.78), at(5.79)
+	if r := Check(h); !r.CatchUps[0].Interrupted || len(r.CatchUp[FNATSLeaderKill]) != 0 || r.CatchUpInterrupted != 1 {
+		t.Errorf("interrupted by the next fault: %v, by kind %v", r.CatchUps, r.CatchUp)
+	}
+	h.Faults[1].Start, h.Faults[1].End = at(12), at(14)
 	// A short job that never runs again has no figure.
 	h.Runs = h.Runs[:2]
 	if r := Check(h); r.CatchUps[0].Ran || len(r.CatchUp[FNATSLeaderKill]) != 0 {

@@ -43,6 +43,9 @@ func (r *Report) Fprint(w io.Writer, h *History, verbose bool) {
 	printDelays(w, r.Recovery, 0)
 	fmt.Fprintf(w, "   catch-up after NATS faults (streams have leaders and answer again → every short job ran again; target p99 < %v):\n", CatchUpTarget)
 	printDelays(w, r.CatchUp, 0)
+	if r.CatchUpInterrupted > 0 {
+		fmt.Fprintf(w, "   (not counted: %d catch-up(s) the next fault began before; see -v)\n", r.CatchUpInterrupted)
+	}
 	if verbose {
 		for _, c := range r.CatchUps {
 			fmt.Fprintf(w, "   catch-up: %s\n", c)
@@ -138,6 +141,9 @@ func (r *Report) catchUpMarkdown(b *strings.Builder) {
 			}
 		}
 		fmt.Fprintf(b, "| %s | %d | %d | %s |\n", k, len(r.CatchUp[k]), lost, delayCells(r.CatchUp[k]))
+	}
+	if r.CatchUpInterrupted > 0 {
+		fmt.Fprintf(b, "\nNot counted: %d catch-up(s) that the next fault began before (listed with `-v`).\n", r.CatchUpInterrupted)
 	}
 }
 
