@@ -68,7 +68,9 @@ func claimChange(req claimRequest, c *claimed) func(*jobState, *hold) bool {
 		st.LastTick = run.Tick
 		st.Rerun = nil // a new tick supersedes an older one's rerun
 		run.Owner, run.Token = h.Owner, h.Token
-		run.Start = h.Since // the run starts once it holds the lock, which it may have waited for
+		// The run starts once it holds the lock, which it may have waited
+		// for, or at its tick when claimed ahead of it (ahead.go).
+		run.Start = later(h.Since, run.Start)
 		c.run = st.add(run)
 		return true
 	}

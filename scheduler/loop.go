@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-
-	"github.com/cronlock/cronlock/job"
 )
 
 // Scheduling without a goroutine per job. An idle job waits in the timer
@@ -67,7 +65,7 @@ func (s *Scheduler) work(e *entry, f func()) {
 // further tick, is left out of the queue.
 func (s *Scheduler) reschedule(e *entry) func() {
 	tick := s.nextTick(e, e.slot.last)
-	at, kind := tick.Add(job.TickJitter(e.job.Name, tick, e.job.Jitter)), wakeTick
+	at, kind := s.wakeFor(e, tick), wakeTick
 	if retry, ok := s.outageRetry(e); ok && retry.Before(at) {
 		at, kind = retry, wakeRecover
 	}

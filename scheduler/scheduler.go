@@ -33,6 +33,7 @@ type Scheduler struct {
 	slots     slots
 	due       dueTicks
 	deals     deals
+	pace      claimPace // how long claims ahead take (ahead.go)
 	inflight  inflight
 	health    registry.Health
 	orphans   *orphans

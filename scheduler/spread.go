@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/cronlock/cronlock/job"
 )
 
 // Spreading load over replicas. At a tick, every replica's loop for every
@@ -57,7 +55,7 @@ func (s *Scheduler) spreadDelay(e *entry, tick time.Time) time.Duration {
 	if tick.IsZero() {
 		return turnDelay(0, false, s.busy(tick))
 	}
-	late := s.now().Sub(tick.Add(job.TickJitter(name, tick, e.job.Jitter))) > maxLateToSpread
+	late := s.now().Sub(s.wakeFor(e, tick)) > maxLateToSpread
 	return turnDelay(s.rank(name, live, tick), late, s.busy(tick))
 }
 

@@ -41,7 +41,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	if e.job.Overlap == job.OverlapAllow {
 		return s.runParallel(e, tick, gapReason, log)
 	}
-	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, definition: e.job.Definition}
+	run := Run{Job: name, Tick: tick, Start: s.plannedStart(e, tick), Status: StatusRunning, definition: e.job.Definition}
 	var c claimed
 	req := claimRequest{sched: e.sched, run: run, gapReason: gapReason, held: e.heldSince(), gone: s.ownerGone(s.ctx),
 		queueFirst: e.job.Overlap == job.OverlapQueue || e.job.Overlap == job.OverlapReplace}
@@ -60,6 +60,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 		return s.answered(e, reason)
 	}
 	c.ok = true
+	s.noteClaim(e, tick)
 	defer s.release(lease)
 	defer s.slots.release()
 	e.clearHeld(tick)
@@ -73,6 +74,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 		log = log.With().Str("catch_up_after", string(gapReason)).Logger()
 	}
 	run = c.run
+	s.awaitStart(lease, run.Start) // claimed ahead of the tick: see ahead.go
 	s.runInGroup(s.hard, e, &run, lease, log)
 	e.slot.ranUntil = run.End
 	return true
@@ -142,7 +144,10 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*jobState, *h
 		return nil, skipLocked, &lock.NotAcquiredError{Key: name, Timeout: s.opts.AcquireTimeout, Holder: h}
 	}
 	started := time.Now()
-	res, err := s.take(actx, takeRequest{name: name, timeout: s.opts.AcquireTimeout, change: change})
+	// A claim ahead of the tick waits for a held record as long as a claim
+	// at the tick would.
+	timeout := s.opts.AcquireTimeout + s.untilStart(e, tick)
+	res, err := s.take(actx, takeRequest{name: name, timeout: timeout, change: change})
 	result, reason := "acquired", ""
 	switch {
 	case err == nil && res.outcome == taken:

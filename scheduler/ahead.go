@@ -1,0 +1,152 @@
+package scheduler
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/cronlock/cronlock/job"
+)
+
+// Claiming ahead. A tick's claim is a compare-and-swap that the NATS server
+// stores, and fans out to every replica, before the run may start. The jobs
+// due at one second are claimed at once, so at the tick the last of a
+// hundred claims waited for the ninety-nine before it: the start delay was
+// 11 ms at the median at 100 job-ticks/s, with one replica as with three.
+// A job whose tick needs nothing but its record is therefore woken
+// ahead of the tick (plus its jitter). It waits for its turn,
+// takes its record and claims the tick then, and its run starts at the
+// tick by the NATS server's clock, which is the start the claim records.
+// Quartz acquires its triggers ahead of their fire time for the same
+// reason.
+//
+// What runs does not change: the claim is the same write, made earlier,
+// so at most once holds as before, and a tick is still never started
+// before it is due. The cost is that the job's record is held from the
+// claim: a replica that dies in the lead before a tick it claimed
+// holds that job until its lease ends, as if it had died during the run,
+// and its run is recorded abandoned. Only jobs with no other condition on
+// their start claim ahead:
+//   - overlap skip: queue and replace act on the run still in progress at
+//     the tick, and allow takes a run slot rather than the record;
+//   - no concurrency group: a group's slot is taken at the start, and a
+//     claim ahead would hold it, or wait for it, for nothing.
+//
+// A record still held by the job's previous run is waited for until
+// AcquireTimeout after the tick, as a claim at the tick would wait
+// (untilStart); a graceful shutdown during the wait still runs the claimed
+// tick (it is no one else's now), and the lease's loss or the end of the
+// shutdown's grace stops it as it would stop the run.
+//
+// The lead is claimAhead while the claims are quick. When many jobs share
+// a tick the claims take longer (1,000 job-ticks/s on three replicas and
+// two cores: the last a few hundred ms after the first), and the lead
+// grows to twice the longest recent claim, up to maxClaimAhead, so that
+// runs still start on time; it falls back as the claims speed up. A
+// replica holds records ahead only as long as its own claims need.
+const (
+	claimAhead    = 100 * time.Millisecond
+	maxClaimAhead = 500 * time.Millisecond
+	// claimPaceHalfLife: the longest recent claim counts half after this.
+	claimPaceHalfLife = 10 * time.Second
+)
+
+// ahead is how long before its tick (plus jitter) job j is woken to claim
+// it; zero for a job that claims at the tick.
+func (s *Scheduler) ahead(j job.Job) time.Duration {
+	if j.Overlap != job.OverlapSkip || j.Group.Name != "" {
+		return 0
+	}
+	return s.pace.lead(s.now())
+}
+
+// wakeFor is when e is woken for tick: the tick plus the job's jitter,
+// less the lead.
+func (s *Scheduler) wakeFor(e *entry, tick time.Time) time.Time {
+	return tick.Add(job.TickJitter(e.job.Name, tick, e.job.Jitter) - s.ahead(e.job))
+}
+
+// noteClaim tells the pace how long e's claim of tick took from its wake,
+// if e was woken for it ahead.
+func (s *Scheduler) noteClaim(e *entry, tick time.Time) {
+	if s.ahead(e.job) == 0 || e.slot.kind != wakeTick || !e.slot.tick.Equal(tick) {
+		return
+	}
+	now := s.now()
+	s.pace.observe(now, now.Sub(time.Unix(0, e.slot.at)))
+}
+
+// claimPace tracks how long this replica's claims ahead take, from the
+// wake to the stored claim: the longest, decaying with claimPaceHalfLife.
+type claimPace struct {
+	mu    sync.Mutex
+	worst time.Duration
+	at    time.Time // when worst was observed
+}
+
+// observe notes a claim that took took, at now.
+func (p *claimPace) observe(now time.Time, took time.Duration) {
+	took = min(took, maxClaimAhead)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if took >= p.decayed(now) {
+		p.worst, p.at = took, now
+	}
+}
+
+// lead is the lead to claim with at now: twice the recent longest claim,
+// within [claimAhead, maxClaimAhead].
+func (p *claimPace) lead(now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return min(max(2*p.decayed(now), claimAhead), maxClaimAhead)
+}
+
+// decayed is worst at now; call with mu held.
+func (p *claimPace) decayed(now time.Time) time.Duration {
+	if p.worst == 0 {
+		return 0
+	}
+	halves := float64(now.Sub(p.at)) / float64(claimPaceHalfLife)
+	return time.Duration(float64(p.worst) * math.Exp2(-max(halves, 0)))
+}
+
+// plannedStart is when the run of e's tick starts: the tick plus the
+// job's jitter, or now if that has passed.
+func (s *Scheduler) plannedStart(e *entry, tick time.Time) time.Time {
+	now := s.now()
+	if tick.IsZero() {
+		return now
+	}
+	return later(now, tick.Add(job.TickJitter(e.job.Name, tick, e.job.Jitter)))
+}
+
+// untilStart is how long from now until the run of e's tick starts (zero
+// when it is due).
+func (s *Scheduler) untilStart(e *entry, tick time.Time) time.Duration {
+	return max(0, s.plannedStart(e, tick).Sub(s.now()))
+}
+
+// awaitStart waits until start by the scheduler's clock, or until the
+// lease is lost or the shutdown's grace ends; the run then starts and
+// stops at once, recorded as such.
+func (s *Scheduler) awaitStart(lease *heldLock, start time.Time) {
+	d := start.Sub(s.now())
+	if d <= 0 {
+		return
+	}
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.Chan():
+	case <-lease.Context().Done():
+	case <-s.hard.Done():
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
