@@ -128,8 +128,9 @@ func (s *Scheduler) untilStart(e *entry, tick time.Time) time.Duration {
 }
 
 // awaitStart waits until start by the scheduler's clock, or until the
-// lease is lost or the shutdown's grace ends; the run then starts and
-// stops at once, recorded as such.
+// lease is lost, a cancel request reaches the run or the shutdown's grace
+// ends; the run is then recorded lost or cancelled without starting
+// (execute, startBlocked).
 func (s *Scheduler) awaitStart(lease *heldLock, start time.Time) {
 	d := start.Sub(s.now())
 	if d <= 0 {
@@ -140,6 +141,7 @@ func (s *Scheduler) awaitStart(lease *heldLock, start time.Time) {
 	select {
 	case <-t.Chan():
 	case <-lease.Context().Done():
+	case <-lease.Cancelled().Done():
 	case <-s.hard.Done():
 	}
 }

@@ -39,10 +39,19 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *h
 	defer stopCancel()
 	stopOverlap := s.startOverlap(ctx, e, run.Tick, lease, cancel)
 
-	log.Info().Int("attempt", run.Attempts+1).Msg("run started")
-	err := s.attempts(ctx, e, run, lease)
+	var err error
+	if why := startBlocked(parent, lease); why != nil {
+		// Claimed (ahead of its tick, or before a group's slot came) but
+		// stopped before it started: the job's function is not called.
+		cancel(why)
+		err = why
+		log.Info().Err(why).Msg("run not started")
+	} else {
+		log.Info().Int("attempt", run.Attempts+1).Msg("run started")
+		err = s.attempts(ctx, e, run, lease)
+	}
 	stopOverlap()
-	run.End = s.now()
+	run.End = later(s.now(), run.Start) // never before the start it records
 	run.Status = runStatus(err, context.Cause(ctx), parent.Err() != nil)
 	if run.Status == StatusLost {
 		s.m.leaseLost(run.Job)
@@ -107,6 +116,24 @@ func (s *Scheduler) track(e *entry, run *Run) func() {
 		r := *run
 		e.last = &r
 	}
+}
+
+// startBlocked is why a claimed run must not start, nil if it may: its
+// lease was lost, a cancel request reached it, or the caller stopped it
+// (the shutdown's grace ended). It reads them at once, where execute's
+// hooks on the same contexts fire in goroutines of their own.
+func startBlocked(parent context.Context, lease *heldLock) error {
+	if cause := context.Cause(lease.Context()); errors.Is(cause, lock.ErrLeaseLost) {
+		return cause
+	}
+	var ce *CancelledError
+	if errors.As(context.Cause(lease.Cancelled()), &ce) {
+		return ce
+	}
+	if parent.Err() != nil {
+		return context.Cause(parent)
+	}
+	return nil
 }
 
 // runStatus maps how a run ended to its status: its error, the cause of
