@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // Anomalies. A job's shared record is written by every replica and trusted
@@ -70,8 +72,13 @@ type repairs struct {
 // in the scheduler's History the record repaired first when it cannot be
 // trusted.
 func (h *History) read(ctx context.Context, name string) (jobState, uint64, error) {
+	return h.readPeek(ctx, name, nil)
+}
+
+// readPeek is read whose reads ask settled first (see getPeek).
+func (h *History) readPeek(ctx context.Context, name string, settled func(nats.Header) bool) (jobState, uint64, error) {
 	for range maxCASRetries {
-		st, rev, err := h.get(ctx, name)
+		st, rev, err := h.getPeek(ctx, name, settled)
 		if h.repairs == nil {
 			return st, rev, err
 		}

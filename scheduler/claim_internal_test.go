@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/cronlock/cronlock/job"
 )
 
@@ -38,5 +40,38 @@ func TestClaimRunsTheQueuedTickFirst(t *testing.T) {
 		case !queueFirst && (!c.run.Tick.Equal(now) || len(c.recorded) != 1 || !c.recorded[0].Tick.Equal(q)):
 			t.Errorf("skip: claimed %v, recorded %+v; want %v claimed and %v missed", c.run.Tick, c.recorded, now, q)
 		}
+	}
+}
+
+// A take that claims a tick settles a record from its headers alone only
+// when the record claims that very tick under a hold that is neither the
+// take's own nor one this replica is unsure it stored.
+func TestClaimSettledByHeaders(t *testing.T) {
+	t.Parallel()
+	tick := time.Date(2026, 12, 6, 13, 0, 5, 0, time.UTC)
+	var s Scheduler
+	s.unsure.add("job", "unsure-lease", true)
+	header := func(st jobState) nats.Header { return stateHeader(&st) }
+	settled := s.claimSettled(takeRequest{name: "job", claims: tick}, "my-lease")
+	cases := []struct {
+		what string
+		hdr  nats.Header
+		want bool
+	}{
+		{"claimed and freed", header(jobState{LastTick: tick}), true},
+		{"claimed, held by another", header(jobState{LastTick: tick, Holder: &hold{Lease: "other"}}), true},
+		{"claimed in a zone's offset", header(jobState{LastTick: tick.In(time.FixedZone("x", 3600))}), true},
+		{"the tick before", header(jobState{LastTick: tick.Add(-time.Second)}), false},
+		{"never claimed", header(jobState{}), false},
+		{"held by this take", header(jobState{LastTick: tick, Holder: &hold{Lease: "my-lease"}}), false},
+		{"held by an unsure take of ours", header(jobState{LastTick: tick, Holder: &hold{Lease: "unsure-lease"}}), false},
+	}
+	for _, c := range cases {
+		if got := settled(c.hdr); got != c.want {
+			t.Errorf("%s: settled = %v, want %v", c.what, got, c.want)
+		}
+	}
+	if s.claimSettled(takeRequest{name: "job"}, "my-lease") != nil {
+		t.Error("a take that claims no tick is settled by headers")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/cronlock/cronlock/job"
 )
 
@@ -37,6 +39,27 @@ type claimRequest struct {
 	// previous run and not yet claimed runs before this one, which waits
 	// in its place (see overlap.go).
 	queueFirst bool
+}
+
+// claimSettled returns, for a take that claims a tick (req.claims), what
+// tells from a record's headers alone that claimChange would refuse it:
+// the record claims that very tick, under a hold that is not this take's
+// own (id) nor one this replica is unsure it stored, which the take's
+// change would drop (dropUnstarted). A replica whose turn comes before
+// its watch shows the claim then costs a read, not a decode. nil for a
+// take that claims no tick.
+func (s *Scheduler) claimSettled(req takeRequest, id string) func(nats.Header) bool {
+	if req.claims.IsZero() {
+		return nil
+	}
+	tick := req.claims.UTC().Format(time.RFC3339Nano) // as stateHeader writes it
+	return func(hdr nats.Header) bool {
+		if hdr.Get(lastTickHeader) != tick {
+			return false
+		}
+		lease := hdr.Get(holderHeader)
+		return lease == "" || (lease != id && !s.unsure.has(req.name, lease))
+	}
 }
 
 // claimChange is the change of a claim: it records req.run.Tick as the

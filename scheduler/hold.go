@@ -114,6 +114,10 @@ type takeRequest struct {
 	// (nothing is written). It may be called several times (conflicts, a
 	// wait for the lock); the last call's effects are what was written.
 	change func(st *jobState, h *hold) bool
+	// claims, if not zero, is the tick that change claims: a record whose
+	// headers show it claimed already is refused without being decoded
+	// (claimSettled).
+	claims time.Time
 }
 
 // errHoldUncertain wraps a NATS failure of a take whose write may have
@@ -168,7 +172,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		// read. A take sends nothing while disconnected (above), so an
 		// outage still ends it at once.
 		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), s.stateTimeout())
-		st, newRev, err := s.history.updateAt(uctx, req.name, nil, 0, func(st *jobState, rev uint64) bool {
+		st, newRev, err := s.history.updatePeek(uctx, req.name, nil, 0, s.claimSettled(req, id), func(st *jobState, rev uint64) bool {
 			refusedByChange, wait, holder, dropped = false, 0, nil, nil
 			if st.Holder != nil && st.Holder.Lease != id && s.unsure.has(req.name, st.Holder.Lease) {
 				dropped = dropUnstarted(st) // our own take, stored after we gave up on it
@@ -190,6 +194,8 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		})
 		ucancel()
 		switch {
+		case errors.Is(err, errSettled):
+			return takeResult{outcome: refused}, nil // nothing was written
 		case err != nil:
 			s.unholdLater(req.name, id, true) // the write may have been stored
 			return takeResult{}, fmt.Errorf("%w: %w", errHoldUncertain, err)

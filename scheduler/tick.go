@@ -147,7 +147,7 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*jobState, *h
 	// A claim ahead of the tick waits for a held record as long as a claim
 	// at the tick would.
 	timeout := s.opts.AcquireTimeout + s.untilStart(e, tick)
-	res, err := s.take(actx, takeRequest{name: name, timeout: timeout, change: change})
+	res, err := s.take(actx, takeRequest{name: name, timeout: timeout, change: change, claims: tick})
 	result, reason := "acquired", ""
 	switch {
 	case err == nil && res.outcome == taken:
