@@ -14,19 +14,29 @@ import (
 // hundred claims waited for the ninety-nine before it: the start delay was
 // 11 ms at the median at 100 job-ticks/s, with one replica as with three.
 // A job whose tick needs nothing but its record is therefore woken
-// ahead of the tick (plus its jitter). It waits for its turn,
-// takes its record and claims the tick then, and its run starts at the
-// tick by the NATS server's clock, which is the start the claim records.
-// Quartz acquires its triggers ahead of their fire time for the same
-// reason.
+// ahead of the tick (plus its jitter) when this replica's claims are slow.
+// It waits for its turn, takes its record and claims the tick then, and
+// its run starts at the tick by the NATS server's clock, which is the
+// start the claim records. Quartz acquires its triggers ahead of their
+// fire time for the same reason.
 //
 // What runs does not change: the claim is the same write, made earlier,
 // so at most once holds as before, and a tick is still never started
 // before it is due. The cost is that the job's record is held from the
-// claim: a replica that dies in the lead before a tick it claimed
-// holds that job until its lease ends, as if it had died during the run,
-// and its run is recorded abandoned. Only jobs with no other condition on
-// their start claim ahead:
+// claim: a replica that dies, freezes or loses NATS in the lead before a
+// tick it claimed holds that job until its lease ends, as if that had
+// happened during the run, where a replica idle at the tick would have
+// left it to the others; its run is recorded abandoned or lost. So the
+// lead is only as long as the claims need, and zero when they are quick:
+//   - it is twice the longest recent claim of this replica, from the wake
+//     to the stored claim, decaying with claimPaceHalfLife, at most
+//     maxClaimAhead (1,000 job-ticks/s on three replicas and two cores:
+//     claims took a few hundred ms);
+//   - below minClaimAhead it is zero: a claim that quick starts the run
+//     about as soon at the tick, and holding the record for it only
+//     exposes the tick to a fault in the lead.
+//
+// Only jobs with no other condition on their start claim ahead:
 //   - overlap skip: queue and replace act on the run still in progress at
 //     the tick, and allow takes a run slot rather than the record;
 //   - no concurrency group: a group's slot is taken at the start, and a
@@ -35,26 +45,25 @@ import (
 // A record still held by the job's previous run is waited for until
 // AcquireTimeout after the tick, as a claim at the tick would wait
 // (untilStart); a graceful shutdown during the wait still runs the claimed
-// tick (it is no one else's now), and the lease's loss or the end of the
-// shutdown's grace stops it as it would stop the run.
-//
-// The lead is claimAhead while the claims are quick. When many jobs share
-// a tick the claims take longer (1,000 job-ticks/s on three replicas and
-// two cores: the last a few hundred ms after the first), and the lead
-// grows to twice the longest recent claim, up to maxClaimAhead, so that
-// runs still start on time; it falls back as the claims speed up. A
-// replica holds records ahead only as long as its own claims need.
+// tick (it is no one else's now); the lease's loss, a cancel request or
+// the end of the shutdown's grace ends the wait, and the run is recorded
+// without starting (execute, startBlocked).
 const (
-	claimAhead    = 100 * time.Millisecond
+	minClaimAhead = 10 * time.Millisecond
 	maxClaimAhead = 500 * time.Millisecond
 	// claimPaceHalfLife: the longest recent claim counts half after this.
 	claimPaceHalfLife = 10 * time.Second
 )
 
+// claimsAhead reports whether job j's ticks may be claimed ahead.
+func claimsAhead(j job.Job) bool {
+	return j.Overlap == job.OverlapSkip && j.Group.Name == ""
+}
+
 // ahead is how long before its tick (plus jitter) job j is woken to claim
 // it; zero for a job that claims at the tick.
 func (s *Scheduler) ahead(j job.Job) time.Duration {
-	if j.Overlap != job.OverlapSkip || j.Group.Name != "" {
+	if !claimsAhead(j) {
 		return 0
 	}
 	return s.pace.lead(s.now())
@@ -66,18 +75,19 @@ func (s *Scheduler) wakeFor(e *entry, tick time.Time) time.Time {
 	return tick.Add(job.TickJitter(e.job.Name, tick, e.job.Jitter) - s.ahead(e.job))
 }
 
-// noteClaim tells the pace how long e's claim of tick took from its wake,
-// if e was woken for it ahead.
-func (s *Scheduler) noteClaim(e *entry, tick time.Time) {
-	if s.ahead(e.job) == 0 || e.slot.kind != wakeTick || !e.slot.tick.Equal(tick) {
+// noteClaim tells the pace how long e's claim of tick, under lease, took
+// from its wake for it, if e may claim ahead (whether or not it did this
+// time) and the claim did not wait for a previous run to end.
+func (s *Scheduler) noteClaim(e *entry, tick time.Time, lease *heldLock) {
+	if !claimsAhead(e.job) || lease.waited || e.slot.kind != wakeTick || !e.slot.tick.Equal(tick) {
 		return
 	}
 	now := s.now()
 	s.pace.observe(now, now.Sub(time.Unix(0, e.slot.at)))
 }
 
-// claimPace tracks how long this replica's claims ahead take, from the
-// wake to the stored claim: the longest, decaying with claimPaceHalfLife.
+// claimPace tracks how long this replica's claims take, from the wake to
+// the stored claim: the longest, decaying with claimPaceHalfLife.
 type claimPace struct {
 	mu    sync.Mutex
 	worst time.Duration
@@ -95,11 +105,15 @@ func (p *claimPace) observe(now time.Time, took time.Duration) {
 }
 
 // lead is the lead to claim with at now: twice the recent longest claim,
-// within [claimAhead, maxClaimAhead].
+// at most maxClaimAhead, and zero below minClaimAhead.
 func (p *claimPace) lead(now time.Time) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return min(max(2*p.decayed(now), claimAhead), maxClaimAhead)
+	lead := min(2*p.decayed(now), maxClaimAhead)
+	if lead < minClaimAhead {
+		return 0
+	}
+	return lead
 }
 
 // decayed is worst at now; call with mu held.

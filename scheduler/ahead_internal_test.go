@@ -5,19 +5,19 @@ import (
 	"time"
 )
 
-// The lead is claimAhead while claims are quick, twice the longest recent
-// claim when they are slow, never more than maxClaimAhead, and back to
-// claimAhead once slow claims are a few half-lives old.
+// The lead is zero while claims are quick, twice the longest recent claim
+// when they are slow, never more than maxClaimAhead, and back to zero once
+// slow claims are a few half-lives old.
 func TestClaimPaceLead(t *testing.T) {
 	t.Parallel()
 	var p claimPace
 	t0 := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
-	if got := p.lead(t0); got != claimAhead {
-		t.Fatalf("lead with no claim seen = %v, want %v", got, claimAhead)
+	if got := p.lead(t0); got != 0 {
+		t.Fatalf("lead with no claim seen = %v, want 0", got)
 	}
-	p.observe(t0, 10*time.Millisecond)
-	if got := p.lead(t0); got != claimAhead {
-		t.Errorf("lead after a 10 ms claim = %v, want the floor %v", got, claimAhead)
+	p.observe(t0, 2*time.Millisecond)
+	if got := p.lead(t0); got != 0 {
+		t.Errorf("lead after a 2 ms claim = %v, want 0 (below %v)", got, minClaimAhead)
 	}
 	p.observe(t0, 150*time.Millisecond)
 	if got := p.lead(t0); got != 300*time.Millisecond {
@@ -30,8 +30,8 @@ func TestClaimPaceLead(t *testing.T) {
 	if got := p.lead(t0.Add(claimPaceHalfLife)); got != 150*time.Millisecond {
 		t.Errorf("lead a half-life later = %v, want 150ms", got)
 	}
-	if got := p.lead(t0.Add(5 * claimPaceHalfLife)); got != claimAhead {
-		t.Errorf("lead five half-lives later = %v, want the floor %v", got, claimAhead)
+	if got := p.lead(t0.Add(6 * claimPaceHalfLife)); got != 0 {
+		t.Errorf("lead six half-lives later = %v, want 0 (2×150ms/64 is below %v)", got, minClaimAhead)
 	}
 	p.observe(t0, 3*time.Second)
 	if got := p.lead(t0); got != maxClaimAhead {

@@ -206,7 +206,9 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 				s.log.Error().Str("job", req.name).Uint64("token", st.Holder.Token).Uint64("highest_token", seenToken).
 					Msg("fencing token went backwards: the NATS history stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
 			}
-			return takeResult{lock: s.newHeldLock(req.name, st, newRev, sent), outcome: taken}, nil
+			l := s.newHeldLock(req.name, st, newRev, sent)
+			l.waited = last != nil
+			return takeResult{lock: l, outcome: taken}, nil
 		case refusedByChange:
 			return takeResult{outcome: refused}, nil
 		}

@@ -60,7 +60,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 		return s.answered(e, reason)
 	}
 	c.ok = true
-	s.noteClaim(e, tick)
+	s.noteClaim(e, tick, lease)
 	defer s.release(lease)
 	defer s.slots.release()
 	e.clearHeld(tick)
