@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cronlock/cronlock/internal/natstest"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/scheduler"
@@ -77,7 +79,8 @@ func TestClaimAheadStartsAtTheTick(t *testing.T) {
 // A replica shut down gracefully after it has claimed a tick ahead, before
 // the tick, still runs that tick, at the tick: the claim is its alone, and
 // no other replica could run it until the lease ends. Run returns once it
-// has run and recorded it.
+// has run and recorded it. While it claims ahead, cronlock_claim_lead_seconds
+// says by how much.
 func TestShutdownInTheLeadRunsTheClaimedTick(t *testing.T) {
 	t.Parallel()
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
@@ -94,7 +97,8 @@ func TestShutdownInTheLeadRunsTheClaimedTick(t *testing.T) {
 		}
 	})
 	starts := newRecorder()
-	r := newReplica(t, url, lockOpts("r1"), scheduler.Options{Logger: testLogger(t, "r1")})
+	reg := prometheus.NewRegistry()
+	r := newReplica(t, url, lockOpts("r1"), scheduler.Options{Logger: testLogger(t, "r1"), Registerer: reg})
 	addJob(t, r, job.Job{Name: name, Schedule: "* * * * * *", Run: startRecorder("r1", starts, 0)})
 	addBurst(t, r)
 	r.start(t)
@@ -103,6 +107,9 @@ func TestShutdownInTheLeadRunsTheClaimedTick(t *testing.T) {
 	case tick = <-inLead:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no tick claimed ahead within 10 s")
+	}
+	if lead := series(t, reg, "cronlock_claim_lead_seconds")[""]; lead <= 0 || lead > 0.5 {
+		t.Errorf("cronlock_claim_lead_seconds = %v while claiming ahead, want in (0, 0.5]", lead)
 	}
 	r.stop() // graceful: waits for the runs in progress
 	if time.Now().Before(tick) {

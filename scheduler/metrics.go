@@ -27,6 +27,7 @@ type metrics struct {
 	clockOffset prometheus.Gauge
 	jobs        *jobGauges // job (next run, suspended, info, interval), read at scrape time
 	live        prometheus.GaugeFunc
+	claimLead   prometheus.GaugeFunc // ahead.go
 
 	conflicts jobCounterVec // job (definition.go)
 }
@@ -89,11 +90,15 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 		live: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "cronlock_live_replicas", Help: "Replicas this replica sees as live (announced within the replica TTL), itself included once announced.",
 		}, func() float64 { return float64(len(s.registry.Live())) }),
+		claimLead: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cronlock_claim_lead_seconds",
+			Help: "How long before their ticks this replica claims jobs with overlap skip and no group: twice its longest recent claim, up to 0.5, and 0 while claims are quick. A replica that fails in the lead holds the ticks it claimed until their lease ends.",
+		}, func() float64 { return s.pace.lead(s.now()).Seconds() }),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	cs := []prometheus.Collector{m.duration, m.skipped, m.acquire, m.running, m.lastSuccess, m.lastFailure, m.clockOffset, m.live}
+	cs := []prometheus.Collector{m.duration, m.skipped, m.acquire, m.running, m.lastSuccess, m.lastFailure, m.clockOffset, m.live, m.claimLead}
 	if !s.opts.StreamJobMetrics { // else JobMetricFamilies writes them
 		cs = append(cs, m.counters, m.jobs)
 	}
