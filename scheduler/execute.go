@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -119,12 +120,20 @@ func (s *Scheduler) track(e *entry, run *Run) func() {
 }
 
 // startBlocked is why a claimed run must not start, nil if it may: its
-// lease was lost, a cancel request reached it, or the caller stopped it
-// (the shutdown's grace ended). It reads them at once, where execute's
-// hooks on the same contexts fire in goroutines of their own.
+// lease was lost or its local safe deadline has passed, a cancel request
+// reached it, or the caller stopped it (the shutdown's grace ended). It
+// reads them at once, where execute's hooks on the same contexts, and the
+// renewal's timer, fire in goroutines of their own: a replica frozen
+// between its claim and the start (in the lead, or in a wait for a group
+// slot) wakes with its lease gone, another replica may have run later
+// ticks, and the timer that would say so may not have fired yet.
 func startBlocked(parent context.Context, lease *heldLock) error {
 	if cause := context.Cause(lease.Context()); errors.Is(cause, lock.ErrLeaseLost) {
 		return cause
+	}
+	if d, _ := lease.Deadline(); !time.Now().Before(d) {
+		lease.lose("the local safe deadline passed before the run started")
+		return lock.ErrLeaseLost
 	}
 	var ce *CancelledError
 	if errors.As(context.Cause(lease.Cancelled()), &ce) {
