@@ -201,11 +201,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 			return takeResult{}, fmt.Errorf("%w: %w", errHoldUncertain, err)
 		case newRev != 0:
 			s.reportUnstarted(dropped)
-			if st.Holder.Token <= seenToken {
-				// Fencing at the resource still holds for tokens it saw; say it loudly.
-				s.log.Error().Str("job", req.name).Uint64("token", st.Holder.Token).Uint64("highest_token", seenToken).
-					Msg("fencing token went backwards: the NATS history stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
-			}
+			s.checkToken(req.name, st.Holder.Token, seenToken)
 			l := s.newHeldLock(req.name, st, newRev, sent)
 			l.waited = last != nil
 			return takeResult{lock: l, outcome: taken}, nil
@@ -216,6 +212,16 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 			return s.notTaken(ctx, req, holder)
 		}
 		last = holder
+	}
+}
+
+// checkToken logs, loudly, a token handed out for the job that is not above
+// the highest this replica had seen: fencing at the resource still holds
+// for the tokens it saw, but the stream lost acknowledged writes.
+func (s *Scheduler) checkToken(name string, token, seen uint64) {
+	if token <= seen {
+		s.log.Error().Str("job", name).Uint64("token", token).Uint64("highest_token", seen).
+			Msg("fencing token went backwards: the NATS history stream lost acknowledged writes; check the servers' sync_interval and recent crashes")
 	}
 }
 
