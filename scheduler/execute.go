@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -131,8 +130,7 @@ func startBlocked(parent context.Context, lease *heldLock) error {
 	if cause := context.Cause(lease.Context()); errors.Is(cause, lock.ErrLeaseLost) {
 		return cause
 	}
-	if d, _ := lease.Deadline(); !time.Now().Before(d) {
-		lease.lose("the local safe deadline passed before the run started")
+	if lease.expired() {
 		return lock.ErrLeaseLost
 	}
 	var ce *CancelledError

@@ -129,6 +129,18 @@ func (l *heldLock) localDeadline() time.Time {
 	return l.deadline
 }
 
+// expired reports whether the hold's local safe deadline has passed, and
+// if so loses it now, without waiting for keep's timer: after the process
+// was frozen the timer fires only once it runs again, maybe after its
+// caller has asked.
+func (l *heldLock) expired() bool {
+	if d, _ := l.Deadline(); time.Now().Before(d) {
+		return false
+	}
+	l.lose("no renewal confirmed before the local safe deadline")
+	return true
+}
+
 // keep renews the hold until settle or its loss.
 func (l *heldLock) keep() {
 	defer close(l.exited)
