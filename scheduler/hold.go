@@ -140,7 +140,7 @@ var errNotConnected = errors.New("not connected to NATS")
 func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, error) {
 	wctx, cancel := context.WithTimeout(ctx, req.timeout)
 	defer cancel()
-	id := nuid.Next()
+	id, begun := nuid.Next(), time.Now()
 	var last *hold // the hold that kept the record at the last look
 	for {
 		if !s.history.bucket.Connected() {
@@ -203,7 +203,9 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 			s.reportUnstarted(dropped)
 			s.checkToken(req.name, st.Holder.Token, seenToken)
 			l := s.newHeldLock(req.name, st, newRev, sent)
-			l.waited = last != nil
+			if last == nil {
+				l.took = time.Since(begun)
+			}
 			return takeResult{lock: l, outcome: taken}, nil
 		case refusedByChange:
 			return takeResult{outcome: refused}, nil

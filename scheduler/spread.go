@@ -56,7 +56,16 @@ func (s *Scheduler) spreadDelay(e *entry, tick time.Time) time.Duration {
 		return turnDelay(0, false, s.busy(tick))
 	}
 	late := s.now().Sub(s.wakeFor(e, tick)) > maxLateToSpread
-	return turnDelay(s.rank(name, live, tick), late, s.busy(tick))
+	rank := s.rank(name, live, tick)
+	d := turnDelay(rank, late, s.busy(tick))
+	if rank > 0 && !late {
+		// Only the replica the job is dealt to claims ahead (ahead.go); the
+		// others' turns count from the tick. Counted from their own wakes,
+		// which follow their own leads, a replica with a longer lead took
+		// its turn before the dealt replica had even woken.
+		d += s.untilStart(e, tick)
+	}
+	return d
 }
 
 // turnDelay is the wait before trying a job's lock of a replica ranked
