@@ -28,8 +28,8 @@ import (
 // happened during the run, where a replica idle at the tick would have
 // left it to the others; its run is recorded abandoned or lost. So the
 // lead is only as long as the claims need, and zero when they are quick:
-//   - it is twice the longest recent claim of this replica (its take, from
-//     the first read to the stored claim), decaying with claimPaceHalfLife,
+//   - it is twice the longest recent claim of this replica (from the wake
+//     to the stored claim), decaying with claimPaceHalfLife,
 //     at most maxClaimAhead (1,000 job-ticks/s on three replicas and two
 //     cores: claims took a few hundred ms);
 //   - only the replica a job is dealt to (spread.go) claims it ahead; the
@@ -92,20 +92,24 @@ func (s *Scheduler) wakeFor(e *entry, tick time.Time) time.Time {
 	return tick.Add(job.TickJitter(e.job.Name, tick, e.job.Jitter) - s.ahead(e.job))
 }
 
-// noteClaim tells the pace how long e's claim of tick, under lease, took,
-// if e may claim ahead (whether or not it did this time), was woken for
-// tick, and did not wait for a previous run to end. The time is the take's
-// alone: a replica that is not the job's first waits for its turn (spread),
-// which is not the claim's speed.
+// noteClaim tells the pace how long e's claim of tick, under lease, took
+// from its wake for it, if e may claim ahead (whether or not it did this
+// time), this replica is the one the job is dealt to (another's time
+// includes its wait for its turn, spread.go), and the claim did not wait
+// for a previous run to end.
 func (s *Scheduler) noteClaim(e *entry, tick time.Time, lease *heldLock) {
-	if !claimsAhead(e.job) || lease.took == 0 || e.slot.kind != wakeTick || !e.slot.tick.Equal(tick) {
+	if !claimsAhead(e.job) || lease.waited || e.slot.kind != wakeTick || !e.slot.tick.Equal(tick) {
 		return
 	}
-	s.pace.observe(s.now(), lease.took)
+	if live := s.liveFor(e); len(live) > 1 && s.rank(e.job.Name, live, tick) > 0 {
+		return
+	}
+	now := s.now()
+	s.pace.observe(now, now.Sub(time.Unix(0, e.slot.at)))
 }
 
-// claimPace tracks how long this replica's claims take, from the first
-// read to the stored claim: the longest, decaying with claimPaceHalfLife.
+// claimPace tracks how long this replica's claims take, from the wake to
+// the stored claim: the longest, decaying with claimPaceHalfLife.
 type claimPace struct {
 	mu    sync.Mutex
 	worst time.Duration

@@ -54,11 +54,10 @@ type heldLock struct {
 	// slot, for a run under overlap allow, is its lease (parallel.go):
 	// the record holds no lease of it, and the slot's renewal keeps it.
 	slot *lock.Lease
-	// took is how long the take that made this hold took, from its first
-	// read to the stored write (ahead.go); zero if it waited for another
-	// hold to end first (a previous run still in progress), whose time
-	// says nothing of how fast claims are.
-	took time.Duration
+	// waited: the take waited for another hold to end first (a previous
+	// run still in progress), so its time says nothing of how fast claims
+	// are (ahead.go).
+	waited bool
 }
 
 // newHeldLock starts the hold that written (at rev) records, taken with a

@@ -140,7 +140,7 @@ var errNotConnected = errors.New("not connected to NATS")
 func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, error) {
 	wctx, cancel := context.WithTimeout(ctx, req.timeout)
 	defer cancel()
-	id, begun := nuid.Next(), time.Now()
+	id := nuid.Next()
 	var last *hold // the hold that kept the record at the last look
 	for {
 		if !s.history.bucket.Connected() {
@@ -203,9 +203,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 			s.reportUnstarted(dropped)
 			s.checkToken(req.name, st.Holder.Token, seenToken)
 			l := s.newHeldLock(req.name, st, newRev, sent)
-			if last == nil {
-				l.took = time.Since(begun)
-			}
+			l.waited = last != nil
 			return takeResult{lock: l, outcome: taken}, nil
 		case refusedByChange:
 			return takeResult{outcome: refused}, nil
