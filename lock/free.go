@@ -82,6 +82,11 @@ func (l *Locker) freePending(key string) (int, bool) {
 	ids := slices.Clone(l.frees[key])
 	l.freeMu.Unlock()
 	freed, err := l.freeOwnReport(key, ids...)
+	if err == nil && !freed {
+		// The servers may have freed it first (a TTL that ran out while
+		// they were down); said so that the retry can be seen either way.
+		l.log.Debug().Str("key", key).Msg("lock: nothing of ours left to free once NATS answered")
+	}
 	return len(ids), err == nil && !freed
 }
 
