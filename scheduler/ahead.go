@@ -59,7 +59,9 @@ import (
 // (untilStart); a graceful shutdown during the wait still runs the claimed
 // tick (it is no one else's now); the lease's loss, a cancel request or
 // the end of the shutdown's grace ends the wait, and the run is recorded
-// without starting (execute, startBlocked).
+// without starting (execute, startBlocked); a suspension delivered in the
+// lead records the tick skipped, as a claim after it would have
+// (suspendedBeforeStart).
 const (
 	minClaimAhead = 10 * time.Millisecond
 	maxClaimAhead = 500 * time.Millisecond

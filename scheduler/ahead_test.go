@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -251,5 +253,78 @@ func TestCancelInTheLeadDoesNotStartTheRun(t *testing.T) {
 	// loaded to deliver it in time the run starts and is cancelled then.
 	if notStarted == 0 {
 		t.Errorf("every one of %d ticks cancelled in the lead started its run", tries)
+	}
+}
+
+// A suspension that reaches a tick claimed ahead, before the tick, keeps
+// it from starting, as it would have kept a claim at the tick from
+// claiming it: the job's function is not called, and the tick is
+// recorded skipped with reason suspended.
+func TestSuspendInTheLeadSkipsTheClaimedTick(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const name, tries = "suspended", 3
+	starts := newRecorder()
+	r := newReplica(t, url, lockOpts("r1"), scheduler.Options{Logger: testLogger(t, "r1")})
+	addJob(t, r, job.Job{Name: name, Schedule: "* * * * * *", Run: startRecorder("r1", starts, 0)})
+	addBurst(t, r)
+	_, js := natstest.Connect(t, url)
+	h, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var armed atomic.Bool
+	armed.Store(true)
+	asked := make(chan time.Time, 1)
+	watchClaims(ctx, t, url, name, func(tick, at time.Time) {
+		if !at.Before(tick) || !armed.Load() {
+			return
+		}
+		if err := h.Suspend(ctx, name, "test", time.Now()); err != nil {
+			t.Logf("suspend before %v: %v", tick, err)
+			return
+		}
+		armed.Store(false)
+		asked <- tick
+	})
+	r.start(t)
+	for try := 1; ; try++ {
+		var tick time.Time
+		select {
+		case tick = <-asked:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("try %d: no tick claimed ahead within 15 s", try)
+		}
+		var entry scheduler.Run
+		waitFor(t, 10*time.Second, "the tick suspended in its lead recorded", func() bool {
+			for _, x := range runsOf(t, r, name) {
+				if x.Tick.Equal(tick) && x.Status != scheduler.StatusRunning {
+					entry = x
+					return true
+				}
+			}
+			return false
+		})
+		started := slices.ContainsFunc(starts.all(), func(x rec) bool { return x.tick.Equal(tick) })
+		if entry.Status == scheduler.StatusSkipped {
+			if started {
+				t.Fatalf("tick %v recorded skipped, but its run started", tick)
+			}
+			if entry.Reason != scheduler.ReasonSuspended || !entry.Start.IsZero() {
+				t.Fatalf("tick %v recorded %+v, want skipped for suspended, without a start", tick, entry)
+			}
+			return
+		}
+		// The suspension lands tens of ms before the tick; on a machine
+		// too loaded to deliver it in time the run starts, and goes on.
+		if !started || try == tries {
+			t.Fatalf("try %d: tick %v recorded %s (started %v), want skipped for suspended", try, tick, entry.Status, started)
+		}
+		if err := h.Resume(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		armed.Store(true)
 	}
 }

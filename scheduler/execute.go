@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -40,19 +41,38 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *h
 	stopOverlap := s.startOverlap(ctx, e, run.Tick, lease, cancel)
 
 	var err error
+	skipped := false
 	if why := startBlocked(parent, lease); why != nil {
 		// Claimed (ahead of its tick, or before a group's slot came) but
 		// stopped before it started: the job's function is not called.
 		cancel(why)
 		err = why
 		log.Info().Err(why).Msg("run not started")
-	} else {
+	} else if skipped = s.suspendedBeforeStart(e, run); !skipped {
 		log.Info().Int("attempt", run.Attempts+1).Msg("run started")
 		err = s.attempts(ctx, e, run, lease)
 	}
 	stopOverlap()
+	var again *rerun
+	if skipped {
+		*run = skippedBeforeStart(*run, ReasonSuspended)
+	} else {
+		again = s.ended(run, err, context.Cause(ctx), parent.Err() != nil, e)
+	}
+	lease.settle() // no renewal from here: the result's write frees the lock
+	if !s.finish(*run, again, lease, log) {
+		// NATS failed while the run ended: the ticks that pass until it
+		// answers again are an outage, to catch up like one.
+		e.markOutage(true)
+	}
+}
+
+// ended fills in how run ended, from the error of its attempts, the cause
+// of its context's cancellation and whether the caller stopped it, and
+// returns the rerun to record (interrupted).
+func (s *Scheduler) ended(run *Run, err, cause error, stopped bool, e *entry) *rerun {
 	run.End = later(s.now(), run.Start) // never before the start it records
-	run.Status = runStatus(err, context.Cause(ctx), parent.Err() != nil)
+	run.Status = runStatus(err, cause, stopped)
 	if run.Status == StatusLost {
 		s.m.leaseLost(run.Job)
 	}
@@ -60,17 +80,12 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *h
 		run.Error = err.Error()
 	}
 	var ce *CancelledError
-	if run.Status == StatusCancelled && errors.As(context.Cause(ctx), &ce) {
+	if run.Status == StatusCancelled && errors.As(cause, &ce) {
 		run.By, run.Reason, run.Error = ce.By, ce.Reason, ce.Error()
 	}
 	again := s.interrupted(e, run)
 	run.suspendAfter = e.job.SuspendAfterFailures
-	lease.settle() // no renewal from here: the result's write frees the lock
-	if !s.finish(*run, again, lease, log) {
-		// NATS failed while the run ended: the ticks that pass until it
-		// answers again are an outage, to catch up like one.
-		e.markOutage(true)
-	}
+	return again
 }
 
 // interrupted applies the job's OnInterrupt policy to a finished run: a
@@ -116,6 +131,28 @@ func (s *Scheduler) track(e *entry, run *Run) func() {
 		r := *run
 		e.last = &r
 	}
+}
+
+// suspendedBeforeStart reports whether the job of run, a scheduled tick
+// claimed before its start (ahead of the tick, or while it waited for a
+// group's slot), was suspended since the claim: the watch delivered the
+// suspension. Had the claim come after the suspension, it would have
+// recorded the tick skipped; an operator who suspends a job before its
+// tick expects the tick not to run, whenever this replica claimed it. A
+// run that started goes on (History.Suspend). Manual runs ignore a
+// suspension, as Trigger does, and so do a backfill's.
+func (s *Scheduler) suspendedBeforeStart(e *entry, run *Run) bool {
+	return !run.Manual && !run.Backfill && s.suspended(e)
+}
+
+// skippedBeforeStart is the entry of run's tick, claimed but not started
+// for reason: skipped, as the claim would have recorded it, so that the
+// skips of the ticks after it join it.
+func skippedBeforeStart(run Run, reason Reason) Run {
+	run.Status, run.Reason, run.Ticks = StatusSkipped, reason, 1
+	run.Start, run.End = time.Time{}, run.Tick
+	run.Error = fmt.Sprintf("1 tick at %s skipped: %s", run.Tick.UTC().Format(time.RFC3339), reason)
+	return run
 }
 
 // startBlocked is why a claimed run must not start, nil if it may: its
@@ -171,8 +208,12 @@ func (s *Scheduler) finish(run Run, again *rerun, lease *heldLock, log zerolog.L
 	logFinished(log, run, again)
 	recorded, w := s.recordResult(run, again, lease, log)
 	s.result(recorded)
-	s.m.runs.WithLabelValues(run.Job, string(run.Status)).Inc()
-	s.m.duration.WithLabelValues(run.Job).Observe(run.Duration().Seconds())
+	if run.Status == StatusSkipped { // not started (skippedBeforeStart)
+		s.m.skipped.WithLabelValues(run.Job, string(run.Reason)).Inc()
+	} else {
+		s.m.runs.WithLabelValues(run.Job, string(run.Status)).Inc()
+		s.m.duration.WithLabelValues(run.Job).Observe(run.Duration().Seconds())
+	}
 	return w.ok && w.attempts == 1
 }
 
@@ -184,6 +225,10 @@ func (s *Scheduler) result(r Run) {
 }
 
 func logFinished(log zerolog.Logger, run Run, again *rerun) {
+	if run.Status == StatusSkipped {
+		log.Info().Str("reason", string(run.Reason)).Msg("run not started: the job was suspended after its tick was claimed")
+		return
+	}
 	ev := log.Warn()
 	switch run.Status {
 	case StatusSucceeded:
