@@ -52,7 +52,9 @@ func DefinitionHash(cj config.Job) string {
 		Payload: json.RawMessage(cj.Payload),
 	})
 	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])[:definitionHashLength]
+	// Only the digits kept are encoded: a slice of the 64 would keep all 64
+	// bytes alive, 6 MB at 100,000 jobs.
+	return hex.EncodeToString(sum[:definitionHashLength/2])
 }
 
 // OtherDefinition is recorded, the definition hash written with a job's

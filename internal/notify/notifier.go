@@ -143,16 +143,31 @@ func New(opts Options) (*Notifier, error) {
 // queued for. On error (a target that config validation would reject) the
 // previous targets stay in effect.
 func (n *Notifier) SetTargets(jobs map[string][]config.NotifyTarget) error {
-	out := make(map[string][]target, len(jobs))
+	out := map[string][]target{}
+	// A list many jobs share (the top-level one they inherit) is built
+	// once and shared: built per job, one webhook cost some 300 bytes a
+	// job, and an empty map sized for every job 58.
+	built := map[*config.NotifyTarget][]target{}
 	var errs []error
 	for name, list := range jobs {
-		for i, t := range list {
-			tg, err := newTarget(t, n.opts)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("notify: job %q target %d: %w", name, i, err))
-				continue
+		if len(list) == 0 {
+			continue
+		}
+		tgs, ok := built[&list[0]]
+		if !ok {
+			tgs = make([]target, 0, len(list))
+			for i, t := range list {
+				tg, err := newTarget(t, n.opts)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("notify: job %q target %d: %w", name, i, err))
+					continue
+				}
+				tgs = append(tgs, tg)
 			}
-			out[name] = append(out[name], tg)
+			built[&list[0]] = tgs
+		}
+		if len(tgs) > 0 {
+			out[name] = tgs
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
