@@ -12,6 +12,9 @@ import (
 type jobsResponse struct {
 	Jobs      []Job  `json:"jobs"`
 	NextAfter string `json:"next_after,omitempty"`
+	// Total is how many jobs there are of the source asked (all without
+	// one), on every page.
+	Total int `json:"total"`
 }
 
 // runsResponse is the body of GET /api/jobs/{name}/runs.
@@ -47,20 +50,20 @@ func (s *server) apiJobs(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, definitionErrorResponse{Error: "source: want file or runtime, got " + strconv.Quote(source), Field: "source"})
 		return
 	}
-	jobs, err := s.src.Jobs(r.Context())
+	jq := JobQuery{Source: source, After: after}
+	if limit > 0 {
+		jq.Limit = limit + 1 // one more tells whether a next page follows
+	}
+	list, err := s.src.Jobs(r.Context(), jq)
 	if err != nil {
 		s.apiError(w, r, err)
 		return
 	}
-	fetch := 0
-	if limit > 0 {
-		fetch = limit + 1 // one more tells whether a next page follows
-	}
-	out := page(jobs, source, after, fetch)
+	out := list.Jobs
 	for i := range out {
 		out[i].RecentRuns = nonNil(out[i].RecentRuns)
 	}
-	resp := jobsResponse{Jobs: nonNil(out)}
+	resp := jobsResponse{Jobs: nonNil(out), Total: list.Total}
 	if limit > 0 && len(out) > limit {
 		resp.Jobs, resp.NextAfter = out[:limit], out[limit-1].Name
 	}

@@ -47,8 +47,8 @@ func (w *watched) note(err error) {
 	}
 }
 
-func (w *watched) Jobs(ctx context.Context) ([]Job, error) {
-	v, err := w.Source.Jobs(ctx)
+func (w *watched) Jobs(ctx context.Context, q JobQuery) (JobList, error) {
+	v, err := w.Source.Jobs(ctx, q)
 	w.note(err)
 	return v, err
 }

@@ -34,6 +34,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	t.Run("the overview shows each job's history at a glance", func(t *testing.T) { testGlanceOverview(t, b.For(t)) })
 	t.Run("the job view charts durations and shows the definition", func(t *testing.T) { testGlanceJobView(t, b.For(t)) })
 	t.Run("the job view cancels and backfills", func(t *testing.T) { testRunControl(t, b.For(t)) })
+	t.Run("a large configuration is shown a page at a time", func(t *testing.T) { testPagedOverview(t, b.For(t)) })
 }
 
 // noProblems fails when the page logged errors or threw.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -206,26 +205,3 @@ func actor(r *http.Request) string {
 }
 
 func etag(rev uint64) string { return `"` + strconv.FormatUint(rev, 10) + `"` }
-
-// page filters and pages a job list for GET /api/jobs: source ("file",
-// "runtime" or "" for both), after (names after it), limit (0: all).
-func page(jobs []Job, source, after string, limit int) []Job {
-	out := jobs[:0:0]
-	for _, j := range jobs {
-		if source != "" && j.Source != source {
-			continue
-		}
-		out = append(out, j)
-	}
-	if after != "" || limit > 0 {
-		sort.SliceStable(out, func(a, b int) bool { return out[a].Name < out[b].Name })
-	}
-	if after != "" {
-		i := sort.Search(len(out), func(i int) bool { return out[i].Name > after })
-		out = out[i:]
-	}
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out
-}

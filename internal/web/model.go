@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -25,8 +26,11 @@ var ErrUnavailable = errors.New("unavailable")
 // buckets; tests implement it in memory. Methods are called concurrently, once
 // per request, so they should be cheap enough to run every second per viewer.
 type Source interface {
-	// Jobs returns every configured job, in the order the page shows them.
-	Jobs(ctx context.Context) ([]Job, error)
+	// Jobs returns the jobs q selects (see JobQuery; SelectJobs does the
+	// selecting) and how many jobs of q.Source there are. Its cost should
+	// follow the jobs it returns, not the jobs configured: the page asks
+	// for a window of a large configuration every second.
+	Jobs(ctx context.Context, q JobQuery) (JobList, error)
 	// Job returns one job with its lock and its last runs, newest first.
 	Job(ctx context.Context, name string) (JobDetail, error)
 	// Replicas returns the live replicas.
@@ -44,6 +48,66 @@ type Source interface {
 	// [from, to] that have no run, and returns them; a *DefinitionError
 	// for a range it refuses, ErrConflict while one is in progress.
 	Backfill(ctx context.Context, name string, from, to time.Time, by string, dryRun bool) ([]time.Time, error)
+}
+
+// JobQuery selects jobs: those defined in Source ("file", "runtime"; ""
+// all), in the order the page shows them; with After or Limit, sorted by
+// name instead, the first Limit of them (0: all) whose names sort after
+// After.
+type JobQuery struct {
+	Source, After string
+	Limit         int
+}
+
+// windowed reports whether q asks for jobs sorted by name.
+func (q JobQuery) windowed() bool { return q.After != "" || q.Limit > 0 }
+
+// JobList is the answer to a JobQuery: the jobs; Total, how many jobs of
+// the query's Source there are in all; and Before, how many of those sort
+// before the first of Jobs (those at or before After).
+type JobList struct {
+	Jobs          []Job
+	Total, Before int
+}
+
+// JobSelection is what SelectJobs selects: the refs, and the counts of a
+// JobList.
+type JobSelection struct {
+	Refs          []JobRef
+	Total, Before int
+}
+
+// JobRef is a job's name and where it is defined (Job.Source): what
+// SelectJobs selects from. Index is the Source's own, for finding the job
+// again; SelectJobs keeps it.
+type JobRef struct {
+	Name, Source string
+	Index        int
+}
+
+// SelectJobs returns the refs, given in the page's order, that q selects,
+// in q's order, with the counts of a JobList.
+func SelectJobs(refs []JobRef, q JobQuery) JobSelection {
+	out := refs[:0:0]
+	for _, r := range refs {
+		if q.Source == "" || r.Source == q.Source {
+			out = append(out, r)
+		}
+	}
+	sel := JobSelection{Refs: out, Total: len(out)}
+	if !q.windowed() {
+		return sel
+	}
+	slices.SortStableFunc(out, func(a, b JobRef) int { return strings.Compare(a.Name, b.Name) })
+	if q.After != "" {
+		sel.Before = sort.Search(len(out), func(i int) bool { return out[i].Name > q.After })
+		out = out[sel.Before:]
+	}
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	sel.Refs = out
+	return sel
 }
 
 // Job is one configured job as the job list shows it. Its JSON form is part

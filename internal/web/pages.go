@@ -15,7 +15,22 @@ type indexData struct {
 	Jobs     []Job
 	Replicas []Replica
 	Error    string
+	// Paged is set when the page shows a window of the jobs (more than
+	// IndexPageJobs): First and Last number its rows among Total, After
+	// is the after= it was asked with and NextAfter the next page's ("":
+	// the last page).
+	Paged              bool
+	First, Last, Total int
+	After, NextAfter   string
+	PageLimit          int
 }
+
+// IndexPageJobs is how many jobs the status page shows at most: a
+// configuration with more is shown a page at a time, sorted by name. A row
+// costs a read of the job's record at every poll, and a page of 100,000
+// rows took 7 s and 320 MB of the replica's memory to answer, every
+// second the page was open.
+const IndexPageJobs = 500
 
 // jobData is what assets/templates/job.html renders.
 type jobData struct {
@@ -52,15 +67,44 @@ func parseTemplates() *template.Template {
 func (s *server) indexPage(w http.ResponseWriter, r *http.Request) {
 	data := indexData{Admin: s.tokens().Admin != "", Now: s.opts.Now()}
 	code := http.StatusOK
-	jobs, err := s.src.Jobs(r.Context())
+	err := s.indexJobs(r, &data)
 	if err == nil {
-		data.Jobs = jobs
 		data.Replicas, err = s.src.Replicas(r.Context())
 	}
 	if err != nil {
 		data.Error, code = err.Error(), s.failure(w, r, err)
 	}
 	s.render(w, code, "index.html", data)
+}
+
+// indexJobs fills in the index page's jobs: all of them, in the page's
+// order, up to IndexPageJobs; beyond, the page of IndexPageJobs after the
+// request's after=, sorted by name. A first query of one job tells which.
+func (s *server) indexJobs(r *http.Request, data *indexData) error {
+	ctx, after := r.Context(), r.URL.Query().Get("after")
+	if after == "" {
+		probe, err := s.src.Jobs(ctx, JobQuery{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if probe.Total <= IndexPageJobs {
+			all, err := s.src.Jobs(ctx, JobQuery{})
+			data.Jobs = all.Jobs
+			return err
+		}
+	}
+	list, err := s.src.Jobs(ctx, JobQuery{After: after, Limit: IndexPageJobs + 1})
+	if err != nil {
+		return err
+	}
+	data.Paged, data.Total, data.After, data.PageLimit = true, list.Total, after, IndexPageJobs
+	data.Jobs = list.Jobs
+	if len(data.Jobs) > IndexPageJobs {
+		data.Jobs = data.Jobs[:IndexPageJobs]
+		data.NextAfter = data.Jobs[IndexPageJobs-1].Name
+	}
+	data.First, data.Last = list.Before+1, list.Before+len(data.Jobs)
+	return nil
 }
 
 func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {

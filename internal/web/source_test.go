@@ -19,6 +19,7 @@ type memSource struct {
 	jobs     map[string]*web.JobDetail
 	replicas []web.Replica
 	calls    map[string]int // "trigger backup" -> count
+	rows     int            // jobs Jobs returned, in all
 }
 
 func newMemSource() *memSource {
@@ -74,14 +75,20 @@ func (m *memSource) suspended(name string) bool {
 	return m.jobs[name].Suspended
 }
 
-func (m *memSource) Jobs(context.Context) ([]web.Job, error) {
+func (m *memSource) Jobs(_ context.Context, q web.JobQuery) (web.JobList, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]web.Job, 0, len(m.order))
+	refs := make([]web.JobRef, 0, len(m.order))
 	for _, n := range m.order {
-		out = append(out, m.jobs[n].Job)
+		refs = append(refs, web.JobRef{Name: n, Source: m.jobs[n].Source})
 	}
-	return out, nil
+	sel := web.SelectJobs(refs, q)
+	out := make([]web.Job, 0, len(sel.Refs))
+	for _, r := range sel.Refs {
+		out = append(out, m.jobs[r.Name].Job)
+	}
+	m.rows += len(out)
+	return web.JobList{Jobs: out, Total: sel.Total, Before: sel.Before}, nil
 }
 
 func (m *memSource) Job(_ context.Context, name string) (web.JobDetail, error) {

@@ -159,8 +159,18 @@
     tbody.replaceChildren(f);
   }
 
+  // jobsURL asks for the page's window of the jobs when it shows one
+  // (more jobs than the page shows at once), else for all of them.
+  function jobsURL() {
+    if (!body.dataset.limit) { return "/api/jobs"; }
+    var u = "/api/jobs?limit=" + encodeURIComponent(body.dataset.limit);
+    return body.dataset.after ? u + "&after=" + encodeURIComponent(body.dataset.after) : u;
+  }
+
   function renderIndex(data) {
-    fillBody("jobs", data.jobs, jobRow, "No jobs configured.", 10);
+    var total = document.getElementById("jobs-total");
+    if (total) { total.textContent = String(data.total); }
+    fillBody("jobs", data.jobs, jobRow, body.dataset.limit ? "No jobs after " + body.dataset.after + "." : "No jobs configured.", 10);
     fillBody("replicas", data.replicas, replicaRow, "No live replicas.", 9);
   }
 
@@ -412,9 +422,13 @@
         if (t !== last) { last = t; renderJob(JSON.parse(t)); }
       });
     } else {
-      p = Promise.all([ getJSON("/api/jobs"), getJSON("/api/replicas") ]).then(function (ts) {
+      p = Promise.all([ getJSON(jobsURL()), getJSON("/api/replicas") ]).then(function (ts) {
         var t = ts[0] + ts[1];
-        if (t !== last) { last = t; renderIndex({ jobs: JSON.parse(ts[0]).jobs, replicas: JSON.parse(ts[1]).replicas }); }
+        if (t !== last) {
+          last = t;
+          var jobs = JSON.parse(ts[0]);
+          renderIndex({ jobs: jobs.jobs, total: jobs.total, replicas: JSON.parse(ts[1]).replicas });
+        }
       });
     }
     return p.then(function () {
