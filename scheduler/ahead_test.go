@@ -185,19 +185,28 @@ func watchClaims(ctx context.Context, t *testing.T, url, name string, onClaim fu
 	}
 }
 
+// leadRig starts a NATS server and one replica (not started) with job
+// name, whose runs starts records, and a burst of jobs due with it, so
+// that the replica claims ahead. ctx ends with the test.
+func leadRig(t *testing.T, name string) (context.Context, string, *replica, *recorder) {
+	t.Helper()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	starts := newRecorder()
+	r := newReplica(t, url, lockOpts("r1"), scheduler.Options{Logger: testLogger(t, "r1")})
+	addJob(t, r, job.Job{Name: name, Schedule: "* * * * * *", Run: startRecorder("r1", starts, 0)})
+	addBurst(t, r)
+	return ctx, url, r, starts
+}
+
 // A cancel request that reaches a tick claimed ahead, before the tick,
 // ends it without starting it: the job's function is not called, and the
 // tick is recorded cancelled by whoever asked.
 func TestCancelInTheLeadDoesNotStartTheRun(t *testing.T) {
 	t.Parallel()
-	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	const name, tries = "cancelled", 3
-	starts := newRecorder()
-	r := newReplica(t, url, lockOpts("r1"), scheduler.Options{Logger: testLogger(t, "r1")})
-	addJob(t, r, job.Job{Name: name, Schedule: "* * * * * *", Run: startRecorder("r1", starts, 0)})
-	addBurst(t, r)
+	ctx, url, r, starts := leadRig(t, name)
 	asked := make(chan time.Time, tries)
 	watchClaims(ctx, t, url, name, func(tick, at time.Time) {
 		if !at.Before(tick) || len(asked) == tries {
@@ -262,14 +271,8 @@ func TestCancelInTheLeadDoesNotStartTheRun(t *testing.T) {
 // recorded skipped with reason suspended.
 func TestSuspendInTheLeadSkipsTheClaimedTick(t *testing.T) {
 	t.Parallel()
-	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	const name, tries = "suspended", 3
-	starts := newRecorder()
-	r := newReplica(t, url, lockOpts("r1"), scheduler.Options{Logger: testLogger(t, "r1")})
-	addJob(t, r, job.Job{Name: name, Schedule: "* * * * * *", Run: startRecorder("r1", starts, 0)})
-	addBurst(t, r)
+	ctx, url, r, starts := leadRig(t, name)
 	_, js := natstest.Connect(t, url)
 	h, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{})
 	if err != nil {
