@@ -193,13 +193,20 @@ func bench(ctx context.Context, c config) (*result, error) {
 		stopProf = func() { pprof.StopCPUProfile(); f.Close() }
 	}
 	s0 := snapshot(ctx, ns, js, own)
-	phases := startPhaseSampler()
+	var phases *phaseSampler
+	if c.Phases {
+		phases = startPhaseSampler()
+	}
 	if tp != nil {
 		tp.reset()
 	}
 	time.Sleep(time.Until(to))
 	s1 := snapshot(ctx, ns, js, own)
-	phaseBusy := phases.result()
+	var phaseBusy *[10]float64
+	if phases != nil {
+		b := phases.result()
+		phaseBusy = &b
+	}
 	var taps map[string]int64
 	if tp != nil {
 		taps = tp.snapshot()

@@ -15,8 +15,9 @@ import (
 // perJobTick fills in the result's per-job-tick costs from its replicas
 // and server summaries. CPU is getrusage: each replica's over its run (GO
 // to Run returned, the shutdown included) and the parent's over the run,
-// which is the embedded nats-server's plus the bench's own lock trace and
-// sampler (small).
+// which is the embedded nats-server's plus the bench's own lock trace
+// (-trace) and phase sampler (-phases, about 8 ms a second: leave it off
+// when measuring CPU).
 func perJobTick(r *result) {
 	jt := float64(max(r.JobTicks, 1))
 	if r.WindowTicks > 0 {

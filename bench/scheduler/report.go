@@ -47,7 +47,7 @@ type result struct {
 
 	// MachineBusyByPhase is the CPU busy % of the whole machine (all cores)
 	// in each 100 ms of the second after the tick, over the run.
-	MachineBusyByPhase [10]float64 `json:"machine_busy_pct_by_100ms_phase"`
+	MachineBusyByPhase *[10]float64 `json:"machine_busy_pct_by_100ms_phase,omitempty"` // with -phases
 
 	Replicas []replicaSummary `json:"replicas"`
 	// Spread is the fewest and most window runs on one replica.
@@ -308,11 +308,13 @@ func printSummary(w io.Writer, r *result) {
 	} else {
 		printJobTickLine(w, r)
 	}
-	var ph []string
-	for _, v := range r.MachineBusyByPhase {
-		ph = append(ph, fmt.Sprintf("%.0f", v))
+	if r.MachineBusyByPhase != nil {
+		var ph []string
+		for _, v := range r.MachineBusyByPhase {
+			ph = append(ph, fmt.Sprintf("%.0f", v))
+		}
+		fmt.Fprintf(w, "machine CPU busy %% (all %s) by 100 ms after the tick: %s\n", cores(), strings.Join(ph, " "))
 	}
-	fmt.Fprintf(w, "machine CPU busy %% (all %s) by 100 ms after the tick: %s\n", cores(), strings.Join(ph, " "))
 	printTrace(w, r.Trace)
 	if len(r.Tap) > 0 {
 		fmt.Fprintln(w, "tap (all replicas, messages per job-tick by kind):")
