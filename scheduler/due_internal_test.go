@@ -52,3 +52,27 @@ func TestTurnDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadWait: the replica a job is dealt to tries at once when late,
+// after its busy steps otherwise; the others wait until the tick, then
+// their turn, late or not.
+func TestSpreadWait(t *testing.T) {
+	t.Parallel()
+	const until = 300 * time.Millisecond
+	for _, tc := range []struct {
+		rank, busy int
+		late       bool
+		until      time.Duration
+		want       time.Duration
+	}{
+		{0, 0, true, until, 0},
+		{0, 2, false, until, 2 * busyStep},
+		{1, 0, true, until, until + spreadStep},
+		{1, 0, false, until, until + spreadStep},
+		{2, 1, true, 0, busyStep + 2*spreadStep},
+	} {
+		if got := spreadWait(tc.rank, tc.late, tc.busy, tc.until); got != tc.want {
+			t.Errorf("spreadWait(rank %d, late %v, busy %d, until %v) = %v, want %v", tc.rank, tc.late, tc.busy, tc.until, got, tc.want)
+		}
+	}
+}
