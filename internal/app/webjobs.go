@@ -37,40 +37,65 @@ func (b *byName) of(cfg *config.Config) []int {
 
 // selectJobs is web.SelectJobs over the file jobs of cfg (sorted: their
 // indices by name) followed by the runtime jobs (sorted by name, as
-// runtimeJobs.list gives them), without listing them for a window.
+// runtimeJobs.list gives them), without listing them for a window. A name
+// filter (q.Match) costs a pass over the names, for the counts.
 func selectJobs(cfg *config.Config, sorted []int, runtime []*runtimeJob, q web.JobQuery) web.JobSelection {
-	files, runs := len(cfg.Jobs), len(runtime)
-	switch q.Source {
-	case SourceFile:
-		runtime, runs = nil, 0
-	case SourceRuntime:
-		sorted, files = nil, 0
+	if q.Source == SourceRuntime {
+		sorted = nil
 	}
-	sel := web.JobSelection{Total: files + runs}
+	if q.Source == SourceFile {
+		runtime = nil
+	}
+	file := func(i int) web.JobRef { return web.JobRef{Name: cfg.Jobs[i].Name, Source: SourceFile, Index: i} }
+	run := func(i int) web.JobRef { return web.JobRef{Name: runtime[i].Name, Source: SourceRuntime} }
 	if q.After == "" && q.Limit <= 0 { // all of them, in the page's order
-		sel.Refs = make([]web.JobRef, 0, sel.Total)
-		for i := range files {
-			sel.Refs = append(sel.Refs, web.JobRef{Name: cfg.Jobs[i].Name, Source: SourceFile, Index: i})
+		var sel web.JobSelection
+		for i := range cfg.Jobs {
+			if ref := file(i); q.Matches(ref) { // Matches checks the source
+				sel.Refs = append(sel.Refs, ref)
+			}
 		}
-		for _, rj := range runtime {
-			sel.Refs = append(sel.Refs, web.JobRef{Name: rj.Name, Source: SourceRuntime})
+		for i := range runtime {
+			if ref := run(i); q.Matches(ref) {
+				sel.Refs = append(sel.Refs, ref)
+			}
 		}
+		sel.Total = len(sel.Refs)
 		return sel
 	}
 	f := sort.Search(len(sorted), func(i int) bool { return cfg.Jobs[sorted[i]].Name > q.After })
 	r := sort.Search(len(runtime), func(i int) bool { return runtime[i].Name > q.After })
-	sel.Before = f + r
+	sel := web.JobSelection{Total: len(sorted) + len(runtime), Before: f + r}
+	if q.Match != "" {
+		sel.Total, sel.Before = 0, 0
+		count := func(n, before int, ref func(int) web.JobRef) {
+			for i := range n {
+				if q.Matches(ref(i)) {
+					sel.Total++
+					if i < before {
+						sel.Before++
+					}
+				}
+			}
+		}
+		count(len(sorted), f, func(i int) web.JobRef { return file(sorted[i]) })
+		count(len(runtime), r, run)
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = sel.Total
 	}
 	for len(sel.Refs) < limit && (f < len(sorted) || r < len(runtime)) {
+		var ref web.JobRef
 		if r == len(runtime) || f < len(sorted) && cfg.Jobs[sorted[f]].Name <= runtime[r].Name {
-			sel.Refs = append(sel.Refs, web.JobRef{Name: cfg.Jobs[sorted[f]].Name, Source: SourceFile, Index: sorted[f]})
+			ref = file(sorted[f])
 			f++
 		} else {
-			sel.Refs = append(sel.Refs, web.JobRef{Name: runtime[r].Name, Source: SourceRuntime})
+			ref = run(r)
 			r++
+		}
+		if q.Matches(ref) {
+			sel.Refs = append(sel.Refs, ref)
 		}
 	}
 	return sel

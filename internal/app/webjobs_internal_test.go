@@ -37,7 +37,8 @@ func TestSelectJobsIsSelectJobs(t *testing.T) {
 		var sorted byName
 		for _, q := range []web.JobQuery{{}, {Source: SourceFile}, {Source: SourceRuntime},
 			{Limit: 1 + rng.IntN(10)}, {After: fmt.Sprintf("j%02d", rng.IntN(40))},
-			{Source: []string{SourceFile, SourceRuntime}[rng.IntN(2)], After: fmt.Sprintf("j%02d", rng.IntN(40)), Limit: 1 + rng.IntN(10)}} {
+			{Source: []string{SourceFile, SourceRuntime}[rng.IntN(2)], After: fmt.Sprintf("j%02d", rng.IntN(40)), Limit: 1 + rng.IntN(10)},
+			{Match: fmt.Sprint(rng.IntN(10))}, {Match: fmt.Sprint(rng.IntN(4)), Limit: 1 + rng.IntN(5), After: fmt.Sprintf("j%02d", rng.IntN(40))}} {
 			got := selectJobs(cfg, sorted.of(cfg), runtime, q)
 			want := web.SelectJobs(slices.Clone(refs), q)
 			if len(got.Refs) == 0 && len(want.Refs) == 0 {

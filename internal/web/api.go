@@ -32,8 +32,9 @@ type errorResponse struct {
 	Error string `json:"error"`
 }
 
-// apiJobs serves GET /api/jobs[?source=file|runtime&limit=N&after=NAME]:
-// with limit or after, the jobs are sorted by name and paged.
+// apiJobs serves GET /api/jobs[?source=file|runtime&q=TEXT&limit=N&after=NAME]:
+// q keeps the jobs whose names contain TEXT; with limit or after, the jobs
+// are sorted by name and paged.
 func (s *server) apiJobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	source, after := q.Get("source"), q.Get("after")
@@ -50,7 +51,7 @@ func (s *server) apiJobs(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, definitionErrorResponse{Error: "source: want file or runtime, got " + strconv.Quote(source), Field: "source"})
 		return
 	}
-	jq := JobQuery{Source: source, After: after}
+	jq := JobQuery{Source: source, After: after, Match: q.Get("q")}
 	if limit > 0 {
 		jq.Limit = limit + 1 // one more tells whether a next page follows
 	}

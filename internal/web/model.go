@@ -51,20 +51,26 @@ type Source interface {
 }
 
 // JobQuery selects jobs: those defined in Source ("file", "runtime"; ""
-// all), in the order the page shows them; with After or Limit, sorted by
-// name instead, the first Limit of them (0: all) whose names sort after
-// After.
+// all) whose names contain Match ("" any), in the order the page shows
+// them; with After or Limit, sorted by name instead, the first Limit of
+// them (0: all) whose names sort after After.
 type JobQuery struct {
-	Source, After string
-	Limit         int
+	Source, After, Match string
+	Limit                int
+}
+
+// Matches reports whether the job of ref is one q's Source and Match
+// select (After and Limit aside).
+func (q JobQuery) Matches(ref JobRef) bool {
+	return (q.Source == "" || ref.Source == q.Source) && strings.Contains(ref.Name, q.Match)
 }
 
 // windowed reports whether q asks for jobs sorted by name.
 func (q JobQuery) windowed() bool { return q.After != "" || q.Limit > 0 }
 
 // JobList is the answer to a JobQuery: the jobs; Total, how many jobs of
-// the query's Source there are in all; and Before, how many of those sort
-// before the first of Jobs (those at or before After).
+// the query's Source and Match there are in all; and Before, how many of
+// those sort before the first of Jobs (those at or before After).
 type JobList struct {
 	Jobs          []Job
 	Total, Before int
@@ -90,7 +96,7 @@ type JobRef struct {
 func SelectJobs(refs []JobRef, q JobQuery) JobSelection {
 	out := refs[:0:0]
 	for _, r := range refs {
-		if q.Source == "" || r.Source == q.Source {
+		if q.Matches(r) {
 			out = append(out, r)
 		}
 	}

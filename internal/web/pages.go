@@ -23,6 +23,9 @@ type indexData struct {
 	First, Last, Total int
 	After, NextAfter   string
 	PageLimit          int
+	// Match is the page's name filter (q=), shown on a paged page or
+	// whenever it is set; a filtered page is always paged.
+	Match string
 }
 
 // IndexPageJobs is how many jobs the status page shows at most: a
@@ -78,11 +81,12 @@ func (s *server) indexPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // indexJobs fills in the index page's jobs: all of them, in the page's
-// order, up to IndexPageJobs; beyond, the page of IndexPageJobs after the
-// request's after=, sorted by name. A first query of one job tells which.
+// order, up to IndexPageJobs; beyond, or with a name filter (q=), the page
+// of IndexPageJobs after the request's after=, sorted by name. A first
+// query of one job tells which.
 func (s *server) indexJobs(r *http.Request, data *indexData) error {
-	ctx, after := r.Context(), r.URL.Query().Get("after")
-	if after == "" {
+	ctx, after, match := r.Context(), r.URL.Query().Get("after"), r.URL.Query().Get("q")
+	if after == "" && match == "" {
 		probe, err := s.src.Jobs(ctx, JobQuery{Limit: 1})
 		if err != nil {
 			return err
@@ -93,11 +97,11 @@ func (s *server) indexJobs(r *http.Request, data *indexData) error {
 			return err
 		}
 	}
-	list, err := s.src.Jobs(ctx, JobQuery{After: after, Limit: IndexPageJobs + 1})
+	list, err := s.src.Jobs(ctx, JobQuery{After: after, Match: match, Limit: IndexPageJobs + 1})
 	if err != nil {
 		return err
 	}
-	data.Paged, data.Total, data.After, data.PageLimit = true, list.Total, after, IndexPageJobs
+	data.Paged, data.Total, data.After, data.Match, data.PageLimit = true, list.Total, after, match, IndexPageJobs
 	data.Jobs = list.Jobs
 	if len(data.Jobs) > IndexPageJobs {
 		data.Jobs = data.Jobs[:IndexPageJobs]

@@ -84,6 +84,15 @@ func TestIndexShowsLargeConfigurationsByPage(t *testing.T) {
 		t.Errorf("/api/jobs?limit=10 read %d jobs, want at most 11", built)
 	}
 
+	before = src.rowsBuilt()
+	_, body, _ = call(t, http.MethodGet, srv.URL+"/?q=-06", "") // job-0600 … job-0649
+	if got := strings.Count(body, "<tr data-job="); got != 50 || !strings.Contains(body, "of <span id=\"jobs-total\">50</span> whose names contain") {
+		t.Errorf("filtered page: %d rows, want 50 of 50 whose names contain -06", got)
+	}
+	if built := src.rowsBuilt() - before; built > 50 {
+		t.Errorf("the filtered page read %d jobs, want at most 50", built)
+	}
+
 	small := serve(t, manyJobs(3), web.Options{})
 	_, body, _ = call(t, http.MethodGet, small.URL+"/", "")
 	if strings.Contains(body, `id="pager"`) || strings.Index(body, `data-job="job-0002"`) > strings.Index(body, `data-job="job-0000"`) {
@@ -112,6 +121,16 @@ func testPagedOverview(t *testing.T, b *webtest.Browser) {
 	}
 	if first := webtest.Eval[string](b, `document.querySelector('#jobs tbody tr[data-job]').dataset.job`); first != fmt.Sprintf("job-%04d", web.IndexPageJobs) {
 		t.Errorf("after a poll the second page starts at %q", first)
+	}
+
+	b.Type(`#filter input[name="q"]`, "-012")
+	b.Click(`#filter button`)
+	b.WaitText("#pager", "Jobs 1–10 of 10 whose names contain “-012”", pageWait)
+	b.WaitCount("#jobs tbody tr[data-job]", 10, pageWait)
+	src.put(web.JobDetail{Job: web.Job{Name: "job-012x", Source: "file", Schedule: "@daily", Timezone: "UTC"}})
+	b.WaitText("#jobs-total", "11", liveBound+pageWait) // the poll keeps the filter
+	if got := b.Count("#jobs tbody tr[data-job]"); got != 11 {
+		t.Errorf("after a poll the filtered page has %d rows, want 11", got)
 	}
 	noProblems(t, b)
 }

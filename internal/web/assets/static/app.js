@@ -164,13 +164,15 @@
   function jobsURL() {
     if (!body.dataset.limit) { return "/api/jobs"; }
     var u = "/api/jobs?limit=" + encodeURIComponent(body.dataset.limit);
+    if (body.dataset.match) { u += "&q=" + encodeURIComponent(body.dataset.match); }
     return body.dataset.after ? u + "&after=" + encodeURIComponent(body.dataset.after) : u;
   }
 
   function renderIndex(data) {
     var total = document.getElementById("jobs-total");
     if (total) { total.textContent = String(data.total); }
-    fillBody("jobs", data.jobs, jobRow, body.dataset.limit ? "No jobs after " + body.dataset.after + "." : "No jobs configured.", 10);
+    fillBody("jobs", data.jobs, jobRow, body.dataset.limit ? "No jobs" + (body.dataset.match ? " whose names contain “" + body.dataset.match + "”" : "") +
+      (body.dataset.after ? " after " + body.dataset.after : "") + "." : "No jobs configured.", 10);
     fillBody("replicas", data.replicas, replicaRow, "No live replicas.", 9);
   }
 
