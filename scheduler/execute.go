@@ -119,6 +119,9 @@ func (s *Scheduler) track(e *entry, run *Run) func() {
 	e.mu.Lock()
 	e.running++
 	e.mu.Unlock()
+	if !s.claims.follows(jobOf(name)) {
+		s.followGen.Add(1) // follow its record while it runs (cancel requests)
+	}
 	tick := run.Tick
 	s.inflight.add(tick, 1)
 	s.m.running.WithLabelValues(name).Inc()

@@ -38,6 +38,9 @@ const (
 	skipAlreadyRun = "already_run" // the tick (or a later one) was claimed already
 	skipError      = "error"       // NATS failed while acquiring or claiming
 	skipShutdown   = "shutdown"    // the scheduler is stopping
+	// skipFollowers: more than followersPerJob replicas may run the job,
+	// and this one is not among its followers (followset.go).
+	skipFollowers = "followers"
 	// ReasonSuspended ("suspended"): the job is suspended; counted by the
 	// replica that recorded the skipped tick.
 )
@@ -160,6 +163,9 @@ func newJobGauges(s *Scheduler) *jobGauges {
 		name: "cronlock_job_suspended",
 		help: "1 while the job is suspended (by its configuration, or by an operator from any replica, the page or the CLI), else 0.",
 		sample: func(s *Scheduler, e *entry, _ time.Time) ([2]string, float64, bool) {
+			if !e.job.Suspended && !s.claims.follows(jobOf(e.job.Name)) {
+				return [2]string{}, 0, false // its followers report it (followset.go)
+			}
 			if s.suspended(e) {
 				return [2]string{}, 1, true
 			}

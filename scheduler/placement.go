@@ -97,14 +97,14 @@ func (s *Scheduler) matchesHere(e *entry) bool {
 	return job.Matches(s.opts.ReplicaLabels, e.job.OnReplicas)
 }
 
-// liveFor returns the live replicas that may run e's job, for the
-// spreading: only this replica for an every_replica job, whose record is
-// its own.
+// liveFor returns the live replicas that may run e's job and follow it
+// (followset.go), for the spreading: only this replica for an
+// every_replica job, whose record is its own.
 func (s *Scheduler) liveFor(e *entry) []string {
 	if e.job.RunOn == job.RunOnEveryReplica {
 		return []string{s.opts.ReplicaID}
 	}
-	return s.registry.LiveMatching(e.job.OnReplicas)
+	return followers(e.job.Name, s.registry.LiveMatching(e.job.OnReplicas))
 }
 
 // notPlacedHere handles a tick of a job that this replica may not run:

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cronlock/cronlock/internal/follow"
+	"github.com/cronlock/cronlock/internal/kv"
 )
 
 // claims follows the shared state of every job from the headers of the
@@ -26,7 +27,13 @@ type claims struct {
 	waits map[string][]claimWait
 	// changes are closed at the next delivery of the job's state.
 	changes map[string]chan struct{}
-	f       *follow.Follower
+	// fs carry the watch: one follower of every key, or, beyond
+	// followersPerJob live replicas, followers of the keys this replica
+	// follows (only: by job name; nil for every key). See followset.go.
+	fs   []*follow.Follower
+	only map[string]struct{}
+	// deliver is the watch's handler, for the followers of a new set.
+	deliver kv.Handler
 	// changed is called (outside the lock) with each job's new view.
 	changed func(name string, v view)
 	// trusted filters the last claimed tick of each write: the zero time
@@ -69,23 +76,23 @@ func newClaims() *claims {
 	return &claims{views: map[string]view{}, waits: map[string][]claimWait{}, changes: map[string]chan struct{}{}}
 }
 
-// watch starts following the bucket; stop with stop.
-func (c *claims) watch(ctx context.Context, h *History, changed func(string, view)) error {
+// watch starts following the bucket's records of fs (nil: every record;
+// see followset.go); stop with stop.
+func (c *claims) watch(ctx context.Context, h *History, fs *followSet, changed func(string, view)) error {
 	c.changed = changed
-	f, err := h.bucket.Follow(ctx, func(key string, rev uint64, _ time.Time, hdr nats.Header) {
+	c.deliver = func(key string, rev uint64, _ time.Time, hdr nats.Header) {
 		if strings.Contains(key, "/") {
 			return // an output, not a job's state
+		}
+		if !c.follows(jobOf(key)) {
+			return // left the follow set; a follower being replaced delivered it
 		}
 		h.cache.seen(key, rev)
 		v := parseView(hdr)
 		v.rev, v.at = rev, time.Now()
 		c.observe(key, v)
-	})
-	if err != nil {
-		return err
 	}
-	c.f = f
-	return nil
+	return c.refollow(ctx, h, fs)
 }
 
 func parseView(hdr nats.Header) view {
@@ -107,8 +114,12 @@ func parseView(hdr nats.Header) view {
 
 // stop ends the watch.
 func (c *claims) stop() {
-	if c.f != nil {
-		c.f.Stop()
+	c.mu.Lock()
+	fs := c.fs
+	c.fs = nil
+	c.mu.Unlock()
+	for _, f := range fs {
+		f.Stop()
 	}
 }
 

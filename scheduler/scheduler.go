@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -57,6 +58,10 @@ type Scheduler struct {
 	ownRuns parallelRuns
 	reapers sync.WaitGroup
 	closing chan struct{}
+	// followGen counts what changes the follow set besides the live
+	// replicas: jobs added and removed, runs begun on jobs not followed
+	// (followset.go).
+	followGen atomic.Uint64
 
 	// hard is cancelled ShutdownGrace after Run's context is done: it
 	// cancels the runs still going.
@@ -171,6 +176,7 @@ func (s *Scheduler) Add(j job.Job) error {
 	e := &entry{job: j, sched: sched, slot: slot{index: -1}, interval: s.gaps.longestGap(j, sched, now)}
 	e.next = sched.Next(now)
 	s.jobs[j.Name] = e
+	s.followGen.Add(1)
 	s.m.jobAdded(j.Name)
 	if s.ctx != nil {
 		s.startLoop(e)
@@ -187,6 +193,7 @@ func (s *Scheduler) Remove(name string) error {
 		return fmt.Errorf("scheduler: Remove: %w %q", ErrUnknownJob, name)
 	}
 	delete(s.jobs, key)
+	s.followGen.Add(1)
 	s.stopLoop(e)
 	return nil
 }
@@ -205,16 +212,21 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	s.ctx = ctx
 	s.mu.Unlock()
-	if err := s.claims.watch(ctx, s.history, s.stateChanged); err != nil {
-		// Not fatal: without it every replica takes the lock at every
-		// tick, and suspensions and reruns wait for the next claim.
-		s.log.Warn().Err(err).Msg("cannot follow the jobs' shared state; replicas will contend for every tick")
-	}
 	s.conflicts.arm()
 	var announcer sync.WaitGroup
 	announcer.Go(func() { s.announce(ctx) })
 	s.awaitClock(ctx)
+	// After the first announcement came back, with the announcements
+	// before it: the live replicas the follow set is made for.
+	in, fs := s.followInputs(), s.wantedFollowSet()
+	if err := s.claims.watch(ctx, s.history, fs, s.stateChanged); err != nil {
+		// Not fatal: without it every replica takes the lock at every
+		// tick, and suspensions and reruns wait for the next claim.
+		s.log.Warn().Err(err).Msg("cannot follow the jobs' shared state; replicas will contend for every tick")
+		fs = &followSet{} // none followed: followLoop tries again
+	}
 	announcer.Go(func() { s.sweepLoop(ctx) })
+	announcer.Go(func() { s.followLoop(ctx, fs, in) })
 	s.loops.Add(1)
 	go s.dispatch(ctx)
 	s.mu.Lock()
@@ -295,7 +307,10 @@ type Status struct {
 	Next     time.Time // next tick; zero if the schedule has none
 	Running  bool      // a run is in progress on this replica
 	LastRun  *Run      // the last run this replica made, or nil
-	// Suspended: by the job's own setting, or by an operator (shared).
+	// Suspended: by the job's own setting, or by an operator (shared). A
+	// replica that does not follow the job's record (more than three
+	// replicas may run it, and it is not among the job's three followers)
+	// reads the record for it.
 	Suspended bool
 	// Definition is the job's job.Job.Definition; End its job.Job.End (zero
 	// when it has none).
@@ -306,8 +321,9 @@ type Status struct {
 	RunOn job.RunOn
 }
 
-// Jobs returns the registered jobs, sorted by name. It does no I/O; for the
-// history shared by all replicas use History.
+// Jobs returns the registered jobs, sorted by name. It does no I/O but for
+// the jobs this replica does not follow (beyond three live replicas, see
+// Status.Suspended); for the history shared by all replicas use History.
 func (s *Scheduler) Jobs() []Status {
 	entries := s.entries()
 	out := make([]Status, 0, len(entries))
@@ -332,10 +348,11 @@ func (s *Scheduler) Job(name string) (Status, bool) {
 }
 
 func (s *Scheduler) status(e *entry) Status {
+	suspended := s.suspendedShown(e)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{Name: jobOf(e.job.Name), Schedule: e.job.Spec(), Location: e.job.Location, Next: e.next, Running: e.running > 0,
-		Suspended: s.suspended(e), Definition: e.job.Definition, End: e.job.End(), RunOn: e.job.RunOn}
+		Suspended: suspended, Definition: e.job.Definition, End: e.job.End(), RunOn: e.job.RunOn}
 	if e.last != nil {
 		r := *e.last
 		st.LastRun = &r

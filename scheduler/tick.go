@@ -35,6 +35,10 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	if !s.matchesHere(e) {
 		return s.notPlacedHere(e, tick, log)
 	}
+	if !s.followsHere(e) {
+		s.skip(name, skipFollowers, nil, log)
+		return true
+	}
 	if e.outageMarked() {
 		gapReason = ReasonOutage
 	}

@@ -46,7 +46,15 @@ const catchUpWait = 2 * time.Second
 // it, recreating itself after a reconnect or a gap. Start returns once fn
 // has seen the messages present at the start, or after a short bound.
 func Start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter string, fn Handler) (*Follower, error) {
-	return start(ctx, stream, nc, filter, true, func(m jetstream.Msg, md *jetstream.MsgMetadata) {
+	return StartSubjects(ctx, stream, nc, []string{filter}, fn)
+}
+
+// StartSubjects is Start following the subjects matching any of filters
+// (one consumer, FilterSubjects): for a reader that needs only some of a
+// stream's subjects, each of which it names. The filters travel in the
+// consumer's create request, so a caller bounds how many it passes.
+func StartSubjects(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filters []string, fn Handler) (*Follower, error) {
+	return start(ctx, stream, nc, filters, true, func(m jetstream.Msg, md *jetstream.MsgMetadata) {
 		fn(m.Subject(), md.Sequence.Stream, md.Timestamp, m.Headers())
 	})
 }
@@ -58,12 +66,12 @@ type DataHandler func(subject string, seq uint64, stored time.Time, h nats.Heade
 // whose readers need every value (definitions), not only that a key
 // changed.
 func StartData(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter string, fn DataHandler) (*Follower, error) {
-	return start(ctx, stream, nc, filter, false, func(m jetstream.Msg, md *jetstream.MsgMetadata) {
+	return start(ctx, stream, nc, []string{filter}, false, func(m jetstream.Msg, md *jetstream.MsgMetadata) {
 		fn(m.Subject(), md.Sequence.Stream, md.Timestamp, m.Headers(), m.Data())
 	})
 }
 
-func start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter string, headersOnly bool,
+func start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filters []string, headersOnly bool,
 	deliver func(jetstream.Msg, *jetstream.MsgMetadata)) (*Follower, error) {
 	var cons jetstream.Consumer
 	// A create the cluster dropped is sent again; one that was applied but
@@ -71,7 +79,7 @@ func start(ctx context.Context, stream jetstream.Stream, nc *nats.Conn, filter s
 	// its inactivity threshold.
 	err := jsapi.Call(ctx, func(ctx context.Context) (err error) {
 		cons, err = stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{filter},
+			FilterSubjects: filters,
 			DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 			HeadersOnly:    headersOnly,
 		})

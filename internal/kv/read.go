@@ -66,6 +66,18 @@ func (b *Bucket) Follow(ctx context.Context, fn Handler) (*follow.Follower, erro
 	})
 }
 
+// FollowKeys is Follow for the keys matching any of patterns (keys, or
+// key patterns with NATS wildcards: "job.=.>"), in one consumer.
+func (b *Bucket) FollowKeys(ctx context.Context, patterns []string, fn Handler) (*follow.Follower, error) {
+	filters := make([]string, len(patterns))
+	for i, p := range patterns {
+		filters[i] = b.prefix + p
+	}
+	return follow.StartSubjects(ctx, b.stream, b.nc, filters, func(subject string, seq uint64, stored time.Time, h nats.Header) {
+		fn(b.Key(subject), seq, stored, h)
+	})
+}
+
 // DataHandler is a Handler that also gets each write's value.
 type DataHandler func(key string, rev uint64, stored time.Time, h nats.Header, value []byte)
 

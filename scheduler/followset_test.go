@@ -1,0 +1,155 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/internal/natstest"
+	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// followedBy returns, for each job's key, how many of the history
+// stream's consumers filter on it, read from the server; ok is false while
+// some consumer still follows every key.
+func followedBy(t *testing.T, js jetstream.JetStream) (map[string]int, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, "KV_"+scheduler.DefaultHistoryBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "$KV." + scheduler.DefaultHistoryBucket + "."
+	counts := map[string]int{}
+	infos := st.ListConsumers(ctx)
+	all := false
+	for info := range infos.Info() {
+		filters := info.Config.FilterSubjects
+		if info.Config.FilterSubject != "" {
+			filters = append(filters, info.Config.FilterSubject)
+		}
+		for _, f := range filters {
+			if f == prefix+">" {
+				all = true
+			}
+			counts[strings.TrimPrefix(f, prefix)]++
+		}
+	}
+	if err := infos.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return counts, !all
+}
+
+// Beyond three live replicas each job's record is followed by three of
+// them: on the server every job's key is in the filter of exactly three
+// replicas' consumers, and no consumer follows every key; each tick runs
+// once, on one of the job's followers; when they stop, the replicas left
+// take the job over.
+func TestFollowersShareTheJobs(t *testing.T) {
+	t.Parallel()
+	const jobs = 8
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	runs := newJobRuns()
+	ids := []string{"r1", "r2", "r3", "r4", "r5"}
+	reps := map[string]*replica{}
+	regs := map[string]*prometheus.Registry{}
+	for _, id := range ids {
+		regs[id] = prometheus.NewRegistry()
+		r := newReplica(t, url, lockOpts(id), scheduler.Options{Registerer: regs[id], Logger: testLogger(t, id).Level(zerolog.WarnLevel)})
+		for i := range jobs {
+			addJob(t, r, job.Job{Name: fmt.Sprintf("job%d", i), Schedule: "* * * * * *", Run: runs.record(id, 0)})
+		}
+		reps[id] = r
+	}
+	for _, r := range reps {
+		r.start(t)
+	}
+	_, js := natstest.Connect(t, url)
+	waitFor(t, 20*time.Second, "each job followed by exactly 3 replicas", func() bool {
+		counts, shared := followedBy(t, js)
+		if !shared {
+			return false
+		}
+		for i := range jobs {
+			if counts[fmt.Sprintf("job%d", i)] != 3 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Each run is one of its job's followers'.
+	from := time.Now().Add(time.Second)
+	time.Sleep(4 * time.Second)
+	runners := map[string]map[string]bool{}
+	seen := map[string]bool{}
+	for _, x := range runs.all() {
+		if x.tick.Before(from) {
+			continue
+		}
+		key := x.job + "@" + x.tick.String()
+		if seen[key] {
+			t.Errorf("%s ran twice at %v", x.job, x.tick)
+		}
+		seen[key] = true
+		if runners[x.job] == nil {
+			runners[x.job] = map[string]bool{}
+		}
+		runners[x.job][x.replica] = true
+	}
+	// The two replicas that are not a job's followers skip its ticks as
+	// such, and never run it.
+	for i := range jobs {
+		name := fmt.Sprintf("job%d", i)
+		var others []string
+		for _, id := range ids {
+			if series(t, regs[id], "cronlock_ticks_skipped_total")[fmt.Sprintf("job=%q,reason=%q", name, "followers")] > 0 {
+				others = append(others, id)
+			}
+		}
+		if len(others) != len(ids)-3 {
+			t.Errorf("%s: skipped as not a follower by %v; want %d replicas", name, others, len(ids)-3)
+		}
+		for id := range runners[name] {
+			if slices.Contains(others, id) {
+				t.Errorf("%s ran on %s, which skips it as not a follower", name, id)
+			}
+		}
+		if len(runners[name]) == 0 {
+			t.Errorf("%s did not run", name)
+		}
+	}
+
+	// The replica running job0 stops, three times: the job's next
+	// followers take it over, then, with its three followers gone, one of
+	// the two replicas left.
+	var stopped []string
+	for len(stopped) < 4 {
+		since := time.Now()
+		var by string
+		waitFor(t, 15*time.Second, fmt.Sprintf("job0 run by a replica other than %v", stopped), func() bool {
+			for _, x := range runs.all() {
+				if x.job == "job0" && x.start.After(since) && !slices.Contains(stopped, x.replica) {
+					by = x.replica
+					return true
+				}
+			}
+			return false
+		})
+		if len(stopped) == 3 {
+			break
+		}
+		reps[by].stop()
+		stopped = append(stopped, by)
+	}
+}
