@@ -193,8 +193,10 @@ func (a *followSet) same(b *followSet) bool {
 
 // followLoop keeps the record watch on the follow set until ctx is done,
 // from current, made of madeOf: it looks at the live replicas and the
-// jobs every followCheck, and refollows when the set they make has
-// changed.
+// jobs every followCheck, and as soon as a replica joins or leaves, and
+// refollows when the set they make has changed. (At once: replicas that
+// start together each see a few of the others first, and followed every
+// record, or a wrong share, for a second.)
 func (s *Scheduler) followLoop(ctx context.Context, current *followSet, madeOf followInputs) {
 	// Real time, whatever clock the scheduler runs on: the live set
 	// changes in real time (registry.Live), and a test's fake clock would
@@ -206,6 +208,7 @@ func (s *Scheduler) followLoop(ctx context.Context, current *followSet, madeOf f
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.registry.Joined(): // the live set grew or shrank: at once
 		}
 		in := s.followInputs()
 		if in == madeOf {

@@ -170,3 +170,32 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestJoinedSignals: a replica's registry signals Joined when it first
+// hears another replica, and when that one leaves.
+func TestJoinedSignals(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	a := runRegistry(t, url, "a", time.Now, nil)
+	waitUntil(t, 5*time.Second, "a hears itself", func() bool { return slices.Equal(a.Live(), []string{"a"}) })
+	select {
+	case <-a.Joined(): // its own first announcement
+	default:
+	}
+	b := runRegistry(t, url, "b", time.Now, nil)
+	awaitJoined := func(what string) {
+		t.Helper()
+		select {
+		case <-a.Joined():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no Joined signal within 5s after %s", what)
+		}
+	}
+	awaitJoined("b announced")
+	if got := a.Live(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("live after the signal: %v, want [a b]", got)
+	}
+	b.Leave()
+	awaitJoined("b left")
+	waitUntil(t, 5*time.Second, "b gone from a's live set", func() bool { return slices.Equal(a.Live(), []string{"a"}) })
+}

@@ -42,8 +42,17 @@ type Registry struct {
 		t0, t1 time.Time
 	}
 	sampled chan struct{} // closed at the first clock sample
-	f       *follow.Follower
+	// joined has a value when a replica was heard for the first time, or
+	// leaving (Joined).
+	joined chan struct{}
+	f      *follow.Follower
 }
+
+// Joined has a value after the watch heard a replica it did not know, or
+// a replica's announcement removed (it left): a reader of Live that acts
+// on changes of the live set waits on it instead of polling. A replica
+// whose announcement lapses is not signalled: Live drops it when asked.
+func (r *Registry) Joined() <-chan struct{} { return r.joined }
 
 // New returns the registry of replica self in bucket (see Open). Its
 // announcements feed offset, which may be nil (no estimate: a scheduler on
@@ -51,7 +60,7 @@ type Registry struct {
 // acknowledgement times make the samples.
 func New(b *kv.Bucket, self Replica, offset *OffsetEstimate, now func() time.Time) *Registry {
 	return &Registry{bucket: b, self: self, key: keyFor(self.ID), offset: offset, now: now,
-		others: map[string]announced{}, sampled: make(chan struct{})}
+		others: map[string]announced{}, sampled: make(chan struct{}), joined: make(chan struct{}, 1)}
 }
 
 // announced is a replica's last announcement as the watch heard it.
@@ -130,6 +139,7 @@ func (r *Registry) Watch(ctx context.Context) error {
 func (r *Registry) heard(key string, rev uint64, stored time.Time, h nats.Header) {
 	r.othersMu.Lock()
 	free := kv.IsFree(h)
+	_, known := r.others[key]
 	if free {
 		delete(r.others, key)
 	} else if id := h.Get(idHeader); id != "" {
@@ -137,6 +147,12 @@ func (r *Registry) heard(key string, rev uint64, stored time.Time, h nats.Header
 		r.others[key] = announced{id: id, seen: stored, format: format, labels: splitLabels(h.Get(labelsHeader))}
 	}
 	r.othersMu.Unlock()
+	if known == free {
+		select {
+		case r.joined <- struct{}{}:
+		default:
+		}
+	}
 	if free {
 		return
 	}
