@@ -32,9 +32,20 @@ import (
 // where it must show the job's shared state (Status).
 const (
 	followersPerJob = 3
-	// maxKeysPerFollow bounds the keys of one consumer's filter: they travel
-	// in its create request, which the server bounds (max_payload).
-	maxKeysPerFollow = 1000
+	// maxKeysPerFollow bounds the keys of one consumer's filter: the server
+	// checks a new consumer's filters against each other, so its create
+	// costs the square of their number (embedded server, 2 cores: 15 ms for
+	// 250 keys, 31 ms for 500, 75 ms for 1,000, 287 ms for 2,000, catch-up
+	// included).
+	maxKeysPerFollow = 500
+	// maxFollowedKeys bounds the keys a replica follows by name, in
+	// maxFollowedKeys/maxKeysPerFollow consumers: a share beyond it follows
+	// every record instead, as up to followersPerJob replicas (the ticks
+	// are still taken by the followers only). Every change of the live set
+	// remakes the consumers, about 0.06 ms of server CPU per key, and each
+	// consumer costs a few goroutines on both sides; 4,000 keys is a job
+	// list of about 13,000 at 10 replicas.
+	maxFollowedKeys = 8 * maxKeysPerFollow
 	// followCheck is how often a replica compares the live replicas and its
 	// jobs with those its follow set was made for.
 	followCheck = time.Second
@@ -144,8 +155,9 @@ func (s *Scheduler) followInputs() followInputs {
 
 // wantedFollowSet is the follow set for the registered jobs and the live
 // replicas: nil while no job has more than followersPerJob live replicas
-// that may run it. A job with a run in progress here stays in it (a
-// cancel request comes through its record).
+// that may run it, or when the share is more than maxFollowedKeys keys. A
+// job with a run in progress here stays in it (a cancel request comes
+// through its record).
 func (s *Scheduler) wantedFollowSet() *followSet {
 	entries := s.entries()
 	all := s.registry.Live()
@@ -178,6 +190,9 @@ func (s *Scheduler) wantedFollowSet() *followSet {
 			fs.jobs[name] = struct{}{}
 			fs.keys = append(fs.keys, name)
 		}
+	}
+	if len(fs.keys) > maxFollowedKeys {
+		return nil
 	}
 	slices.Sort(fs.keys)
 	return fs
@@ -327,7 +342,7 @@ func (s *Scheduler) suspendedShown(e *entry) bool {
 
 func (s *Scheduler) logFollowSet(fs *followSet) {
 	if fs == nil {
-		s.log.Debug().Msg("following every job's record")
+		s.log.Debug().Int("max_followed", maxFollowedKeys).Msg("following every job's record (up to three replicas, or a share of more records than max_followed)")
 		return
 	}
 	s.log.Debug().Int("jobs", len(fs.jobs)).Msg("following the records of this replica's share of the jobs")
