@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -232,6 +233,9 @@ func (s *Scheduler) followLoop(ctx context.Context, current *followSet, madeOf f
 		want := s.wantedFollowSet()
 		if !want.same(current) {
 			if err := s.claims.refollow(ctx, s.history, want); err != nil {
+				if ctx.Err() != nil {
+					return // shutting down
+				}
 				s.log.Warn().Err(err).Msg("cannot change the records this replica follows; keeping the current ones")
 				continue
 			}
@@ -247,6 +251,17 @@ func (s *Scheduler) followLoop(ctx context.Context, current *followSet, madeOf f
 // record), then forgets the views of the jobs it no longer follows. The
 // new followers start before the old stop, so no write goes unseen.
 func (c *claims) refollow(ctx context.Context, h *History, fs *followSet) error {
+	// While the new followers catch up, the watch takes the jobs of both
+	// sets: a key new to this replica is first delivered by them.
+	c.mu.Lock()
+	if fs == nil {
+		c.only = nil
+	} else if c.only != nil {
+		both := maps.Clone(c.only)
+		maps.Copy(both, fs.jobs)
+		c.only = both
+	}
+	c.mu.Unlock()
 	var next []*follow.Follower
 	if fs == nil {
 		f, err := h.bucket.Follow(ctx, c.deliver)

@@ -153,3 +153,94 @@ func TestFollowersShareTheJobs(t *testing.T) {
 		stopped = append(stopped, by)
 	}
 }
+
+// A replica that starts following a job (one of the job's followers left)
+// learns its shared state from the record at once: with six suspended
+// jobs that nothing writes again, each of the four replicas left shows
+// every job suspended (its followers from the watch, the others by
+// reading the record), and exactly three of them report each job in
+// cronlock_job_suspended, at 1.
+func TestFollowSetShowsSharedState(t *testing.T) {
+	t.Parallel()
+	const jobs = 6
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	ctx := context.Background()
+	_, js := natstest.Connect(t, url)
+	h, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range jobs {
+		if err := h.Suspend(ctx, fmt.Sprintf("job%d", i), "test", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := []string{"r1", "r2", "r3", "r4", "r5"}
+	reps := map[string]*replica{}
+	regs := map[string]*prometheus.Registry{}
+	for _, id := range ids {
+		regs[id] = prometheus.NewRegistry()
+		r := newReplica(t, url, lockOpts(id), scheduler.Options{Registerer: regs[id], Logger: testLogger(t, id).Level(zerolog.WarnLevel)})
+		for i := range jobs {
+			addJob(t, r, job.Job{Name: fmt.Sprintf("job%d", i), Schedule: "0 0 1 1 *", Run: func(context.Context) error { return nil }})
+		}
+		reps[id] = r
+		r.start(t)
+	}
+	followedThrice := func(n int) func() bool {
+		return func() bool {
+			counts, shared := followedBy(t, js)
+			if !shared {
+				return false
+			}
+			for i := range n {
+				if counts[fmt.Sprintf("job%d", i)] != 3 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, 20*time.Second, "each job followed by exactly 3 of 5 replicas", followedThrice(jobs))
+	reps["r1"].stop()
+	left := ids[1:]
+	waitFor(t, 20*time.Second, "each job followed by exactly 3 of the 4 left", followedThrice(jobs))
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		for _, id := range left {
+			var line []string
+			for i := range jobs {
+				name := fmt.Sprintf("job%d", i)
+				st, _ := reps[id].s.Job(name)
+				v, ok := series(t, regs[id], "cronlock_job_suspended")[fmt.Sprintf("job=%q", name)]
+				line = append(line, fmt.Sprintf("%s:%v/%v/%v", name, st.Suspended, v, ok))
+			}
+			t.Logf("%s: %v", id, line)
+		}
+	}()
+	waitFor(t, 5*time.Second, "every job suspended on every replica left, reported by three", func() bool {
+		for i := range jobs {
+			name := fmt.Sprintf("job%d", i)
+			reported := 0
+			for _, id := range left {
+				st, ok := reps[id].s.Job(name)
+				if !ok || !st.Suspended {
+					return false
+				}
+				v, ok := series(t, regs[id], "cronlock_job_suspended")[fmt.Sprintf("job=%q", name)]
+				if ok && v != 1 {
+					return false
+				}
+				if ok {
+					reported++
+				}
+			}
+			if reported != 3 {
+				return false
+			}
+		}
+		return true
+	})
+}
