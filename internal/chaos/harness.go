@@ -690,10 +690,8 @@ func (h *Harness) shutdown() *ShutdownState {
 	}
 	runs, _ := ReadRecords(filepath.Join(h.cfg.Dir, "records"))
 	for _, run := range runs {
-		if Alive(run.PID) {
-			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", run.PID)); strings.TrimSuffix(exe, " (deleted)") == h.cfg.Recorder {
-				s.LivePIDs = append(s.LivePIDs, run.PID)
-			}
+		if JobProcessAlive(run.PID, h.cfg.Recorder) {
+			s.LivePIDs = append(s.LivePIDs, run.PID)
 		}
 	}
 	s.LiveProcs = ProcsOf(h.cfg.CronlockBin, h.cfg.Recorder)

@@ -250,6 +250,35 @@ func ppid(pid int) int {
 	return p
 }
 
+// JobProcessAlive reports whether pid is a live process (not a zombie)
+// running the executable exe. Not a thread: /proc/<tid> answers for any
+// thread id, and the harness, which is also the jobs' recorder, has
+// threads whose ids the kernel may have given a job process before (a
+// 30-minute soak recorded a job's pid that a harness thread got later,
+// and reported the job alive after shutdown).
+func JobProcessAlive(pid int, exe string) bool {
+	if pid == os.Getpid() || !Alive(pid) || tgid(pid) != pid {
+		return false
+	}
+	got, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	return strings.TrimSuffix(got, " (deleted)") == exe
+}
+
+// tgid is the thread group (process) of the thread id, 0 if unknown.
+func tgid(id int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", id))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
+
 // Alive reports whether pid exists and is not a zombie.
 func Alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
