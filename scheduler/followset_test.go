@@ -50,6 +50,23 @@ func followedBy(t *testing.T, js jetstream.JetStream) (map[string]int, bool) {
 	return counts, !all
 }
 
+// followedThrice reports whether no consumer follows every key and each
+// of the n jobs "job0"... is in exactly three consumers' filters.
+func followedThrice(t *testing.T, js jetstream.JetStream, n int) func() bool {
+	return func() bool {
+		counts, shared := followedBy(t, js)
+		if !shared {
+			return false
+		}
+		for i := range n {
+			if counts[fmt.Sprintf("job%d", i)] != 3 {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // Beyond three live replicas each job's record is followed by three of
 // them: on the server every job's key is in the filter of exactly three
 // replicas' consumers, and no consumer follows every key; each tick runs
@@ -75,18 +92,7 @@ func TestFollowersShareTheJobs(t *testing.T) {
 		r.start(t)
 	}
 	_, js := natstest.Connect(t, url)
-	waitFor(t, 20*time.Second, "each job followed by exactly 3 replicas", func() bool {
-		counts, shared := followedBy(t, js)
-		if !shared {
-			return false
-		}
-		for i := range jobs {
-			if counts[fmt.Sprintf("job%d", i)] != 3 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, 20*time.Second, "each job followed by exactly 3 replicas", followedThrice(t, js, jobs))
 
 	// Each run is one of its job's followers'.
 	from := time.Now().Add(time.Second)
@@ -187,24 +193,10 @@ func TestFollowSetShowsSharedState(t *testing.T) {
 		reps[id] = r
 		r.start(t)
 	}
-	followedThrice := func(n int) func() bool {
-		return func() bool {
-			counts, shared := followedBy(t, js)
-			if !shared {
-				return false
-			}
-			for i := range n {
-				if counts[fmt.Sprintf("job%d", i)] != 3 {
-					return false
-				}
-			}
-			return true
-		}
-	}
-	waitFor(t, 20*time.Second, "each job followed by exactly 3 of 5 replicas", followedThrice(jobs))
+	waitFor(t, 20*time.Second, "each job followed by exactly 3 of 5 replicas", followedThrice(t, js, jobs))
 	reps["r1"].stop()
 	left := ids[1:]
-	waitFor(t, 20*time.Second, "each job followed by exactly 3 of the 4 left", followedThrice(jobs))
+	waitFor(t, 20*time.Second, "each job followed by exactly 3 of the 4 left", followedThrice(t, js, jobs))
 	defer func() {
 		if !t.Failed() {
 			return
