@@ -50,6 +50,26 @@ func followedBy(t *testing.T, js jetstream.JetStream) (map[string]int, bool) {
 	return counts, !all
 }
 
+// startReplicas starts a replica (with a metrics registry) for each of ids,
+// each with the jobs "job0"... on schedule, running run(id).
+func startReplicas(t *testing.T, url string, ids []string, jobs int, schedule string, run func(id string) func(context.Context) error) (map[string]*replica, map[string]*prometheus.Registry) {
+	t.Helper()
+	reps := map[string]*replica{}
+	regs := map[string]*prometheus.Registry{}
+	for _, id := range ids {
+		regs[id] = prometheus.NewRegistry()
+		r := newReplica(t, url, lockOpts(id), scheduler.Options{Registerer: regs[id], Logger: testLogger(t, id).Level(zerolog.WarnLevel)})
+		for i := range jobs {
+			addJob(t, r, job.Job{Name: fmt.Sprintf("job%d", i), Schedule: schedule, Run: run(id)})
+		}
+		reps[id] = r
+	}
+	for _, r := range reps {
+		r.start(t)
+	}
+	return reps, regs
+}
+
 // followedThrice reports whether no consumer follows every key and each
 // of the n jobs "job0"... is in exactly three consumers' filters.
 func followedThrice(t *testing.T, js jetstream.JetStream, n int) func() bool {
@@ -78,19 +98,7 @@ func TestFollowersShareTheJobs(t *testing.T) {
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
 	runs := newJobRuns()
 	ids := []string{"r1", "r2", "r3", "r4", "r5"}
-	reps := map[string]*replica{}
-	regs := map[string]*prometheus.Registry{}
-	for _, id := range ids {
-		regs[id] = prometheus.NewRegistry()
-		r := newReplica(t, url, lockOpts(id), scheduler.Options{Registerer: regs[id], Logger: testLogger(t, id).Level(zerolog.WarnLevel)})
-		for i := range jobs {
-			addJob(t, r, job.Job{Name: fmt.Sprintf("job%d", i), Schedule: "* * * * * *", Run: runs.record(id, 0)})
-		}
-		reps[id] = r
-	}
-	for _, r := range reps {
-		r.start(t)
-	}
+	reps, regs := startReplicas(t, url, ids, jobs, "* * * * * *", func(id string) func(context.Context) error { return runs.record(id, 0) })
 	_, js := natstest.Connect(t, url)
 	waitFor(t, 20*time.Second, "each job followed by exactly 3 replicas", followedThrice(t, js, jobs))
 
@@ -182,17 +190,9 @@ func TestFollowSetShowsSharedState(t *testing.T) {
 		}
 	}
 	ids := []string{"r1", "r2", "r3", "r4", "r5"}
-	reps := map[string]*replica{}
-	regs := map[string]*prometheus.Registry{}
-	for _, id := range ids {
-		regs[id] = prometheus.NewRegistry()
-		r := newReplica(t, url, lockOpts(id), scheduler.Options{Registerer: regs[id], Logger: testLogger(t, id).Level(zerolog.WarnLevel)})
-		for i := range jobs {
-			addJob(t, r, job.Job{Name: fmt.Sprintf("job%d", i), Schedule: "0 0 1 1 *", Run: func(context.Context) error { return nil }})
-		}
-		reps[id] = r
-		r.start(t)
-	}
+	reps, regs := startReplicas(t, url, ids, jobs, "0 0 1 1 *", func(string) func(context.Context) error {
+		return func(context.Context) error { return nil }
+	})
 	waitFor(t, 20*time.Second, "each job followed by exactly 3 of 5 replicas", followedThrice(t, js, jobs))
 	reps["r1"].stop()
 	left := ids[1:]
