@@ -104,7 +104,23 @@ func TestFollowersShareTheJobs(t *testing.T) {
 
 	// Each run is one of its job's followers'.
 	from := time.Now().Add(time.Second)
-	time.Sleep(4 * time.Second)
+	waitFor(t, 15*time.Second, "every job run at 3 ticks since the follow sets settled", func() bool {
+		ticks := map[string]map[time.Time]bool{}
+		for _, x := range runs.all() {
+			if !x.tick.Before(from) {
+				if ticks[x.job] == nil {
+					ticks[x.job] = map[time.Time]bool{}
+				}
+				ticks[x.job][x.tick] = true
+			}
+		}
+		for i := range jobs {
+			if len(ticks[fmt.Sprintf("job%d", i)]) < 3 {
+				return false
+			}
+		}
+		return true
+	})
 	runners := map[string]map[string]bool{}
 	seen := map[string]bool{}
 	for _, x := range runs.all() {
