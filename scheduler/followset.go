@@ -35,15 +35,15 @@ const (
 	followersPerJob = 3
 	// maxKeysPerFollow bounds the keys of one consumer's filter: the server
 	// checks a new consumer's filters against each other, so its create
-	// costs the square of their number (embedded server, 2 cores: 15 ms for
-	// 250 keys, 31 ms for 500, 75 ms for 1,000, 287 ms for 2,000, catch-up
-	// included).
+	// costs the square of their number (embedded server, 2 cores: 16–23 ms
+	// for 250 keys, 25–45 ms for 500, 70–134 ms for 1,000, 274–300 ms for
+	// 2,000, catch-up included: BenchmarkStartSubjects in internal/follow).
 	maxKeysPerFollow = 500
 	// maxFollowedKeys bounds the keys a replica follows by name, in
 	// maxFollowedKeys/maxKeysPerFollow consumers: a share beyond it follows
 	// every record instead, as up to followersPerJob replicas (the ticks
 	// are still taken by the followers only). Every change of the live set
-	// remakes the consumers, about 0.06 ms of server CPU per key, and each
+	// remakes the consumers, about 0.07 ms of server CPU per key, and each
 	// consumer costs a few goroutines on both sides; 4,000 keys is a job
 	// list of about 13,000 at 10 replicas.
 	maxFollowedKeys = 8 * maxKeysPerFollow

@@ -223,7 +223,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		// Not fatal: without it every replica takes the lock at every
 		// tick, and suspensions and reruns wait for the next claim.
 		s.log.Warn().Err(err).Msg("cannot follow the jobs' shared state; replicas will contend for every tick")
-		fs = &followSet{} // none followed: followLoop tries again
+		// None followed, made of nothing: followLoop tries again at once.
+		fs, in = &followSet{}, followInputs{}
 	}
 	announcer.Go(func() { s.sweepLoop(ctx) })
 	announcer.Go(func() { s.followLoop(ctx, fs, in) })
