@@ -50,8 +50,10 @@ type Registry struct {
 
 // Joined has a value after the watch heard a replica it did not know, or
 // a replica's announcement removed (it left): a reader of Live that acts
-// on changes of the live set waits on it instead of polling. A replica
-// whose announcement lapses is not signalled: Live drops it when asked.
+// on changes of the live set waits on it instead of polling. It has one
+// reader (the scheduler's follow set): a second would take the first's
+// signals. A replica whose announcement lapses is not signalled: Live
+// drops it when asked.
 func (r *Registry) Joined() <-chan struct{} { return r.joined }
 
 // New returns the registry of replica self in bucket (see Open). Its
