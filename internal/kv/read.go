@@ -61,9 +61,7 @@ type Handler func(key string, rev uint64, stored time.Time, h nats.Header)
 // only, until the returned Follower is stopped. It returns once the writes
 // present at the start were delivered, or after a short bound.
 func (b *Bucket) Follow(ctx context.Context, fn Handler) (*follow.Follower, error) {
-	return follow.Start(ctx, b.stream, b.nc, b.prefix+">", func(subject string, seq uint64, stored time.Time, h nats.Header) {
-		fn(b.Key(subject), seq, stored, h)
-	})
+	return b.FollowKeys(ctx, []string{">"}, fn)
 }
 
 // FollowKeys is Follow for the keys matching any of patterns (keys, or
