@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/cronlock/cronlock/internal/history"
 )
 
 // Anomalies. A job's shared record is written by every replica and trusted
@@ -71,14 +73,14 @@ type repairs struct {
 // read returns a job's state and revision, as update starts from: get, and
 // in the scheduler's History the record repaired first when it cannot be
 // trusted.
-func (h *History) read(ctx context.Context, name string) (jobState, uint64, error) {
+func (h *History) read(ctx context.Context, name string) (history.Record, uint64, error) {
 	return h.readPeek(ctx, name, nil)
 }
 
-// readPeek is read whose reads ask settled first (see getPeek).
-func (h *History) readPeek(ctx context.Context, name string, settled func(nats.Header) bool) (jobState, uint64, error) {
-	for range maxCASRetries {
-		st, rev, err := h.getPeek(ctx, name, settled)
+// readPeek is read whose reads ask settled first (see history.Store.GetPeek).
+func (h *History) readPeek(ctx context.Context, name string, settled func(nats.Header) bool) (history.Record, uint64, error) {
+	for range history.MaxCASRetries {
+		st, rev, err := h.store.GetPeek(ctx, name, settled)
 		if h.repairs == nil {
 			return st, rev, err
 		}
@@ -88,10 +90,10 @@ func (h *History) readPeek(ctx context.Context, name string, settled func(nats.H
 		case errors.As(err, &bad):
 			rev = bad.Revision
 			if st, note, err = h.salvage(ctx, name, bad); err != nil {
-				return jobState{}, 0, err
+				return history.Record{}, 0, err
 			}
 		case err != nil:
-			return jobState{}, 0, err
+			return history.Record{}, 0, err
 		default:
 			note = h.repairs.distrust(name, &st)
 		}
@@ -100,7 +102,7 @@ func (h *History) readPeek(ctx context.Context, name string, settled func(nats.H
 		}
 		newRev, err := h.put(ctx, name, &st, rev)
 		if err != nil {
-			return jobState{}, 0, err
+			return history.Record{}, 0, err
 		}
 		if newRev != 0 {
 			h.repairs.report(*note)
@@ -108,18 +110,18 @@ func (h *History) readPeek(ctx context.Context, name string, settled func(nats.H
 		// Read again: after another write that came first (maybe another
 		// replica's repair), or to check what a salvage recovered.
 	}
-	return jobState{}, 0, fmt.Errorf("history of %q: too many concurrent updates", name)
+	return history.Record{}, 0, fmt.Errorf("history of %q: too many concurrent updates", name)
 }
 
 // distrust applies the future_tick rule to st: when its last claimed tick
 // lies beyond the tolerance, it clears it and the rerun pending for it,
 // and returns the note it added.
-func (r *repairs) distrust(name string, st *jobState) *Run {
+func (r *repairs) distrust(name string, st *history.Record) *Run {
 	now, known := r.now()
 	if !known || !st.LastTick.After(now.Add(FutureTickTolerance)) {
 		return nil
 	}
-	note := st.add(Run{Job: name, Tick: now.UTC(), Status: StatusAnomaly, Reason: AnomalyFutureTick,
+	note := st.Add(Run{Job: name, Tick: now.UTC(), Status: StatusAnomaly, Reason: AnomalyFutureTick,
 		Error: fmt.Sprintf("the last claimed tick %s was later than the server's time %s plus %v: not trusted; "+
 			"the job's next tick is claimed from the schedule", st.LastTick.UTC().Format(time.RFC3339),
 			now.UTC().Format(time.RFC3339), FutureTickTolerance)})

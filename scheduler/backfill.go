@@ -8,14 +8,15 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/job"
 )
 
 // A backfill runs, one at a time and oldest first, the ticks of a range
 // that have no run in the job's history (missed, skipped, or before the
 // job existed), each as a normal run of its tick recorded with Backfill.
-// Its progress lives in the job's record (jobState.Backfill, and the
-// header backfillHeader for the watch), so whichever replica takes the
+// Its progress lives in the job's record (history.Record.Backfill, and the
+// header history.BackfillHeader for the watch), so whichever replica takes the
 // job's lock next runs the next tick: a replica that dies while running
 // one is taken over when its lease ends, like any run. Each step is one
 // take of the job's lock that also advances the progress, so no tick runs
@@ -25,9 +26,6 @@ import (
 // MaxBackfillTicks bounds the ticks of one backfill request.
 const MaxBackfillTicks = 1000
 
-// backfillHeader carries the next tick a backfill considers.
-const backfillHeader = "Cronlock-Backfill"
-
 // Errors of History.Backfill, for errors.Is.
 var (
 	// ErrBackfillRange: the range is empty, in the future, too long, or
@@ -36,17 +34,6 @@ var (
 	// ErrBackfillRunning: a backfill of the job is in progress already.
 	ErrBackfillRunning = errors.New("a backfill is in progress")
 )
-
-// backfill is a backfill in progress, in the job's record.
-type backfill struct {
-	From  time.Time `json:"from"`
-	To    time.Time `json:"to"`
-	Next  time.Time `json:"next"`  // the first tick not yet considered
-	Total int       `json:"total"` // ticks to run when it was asked
-	Done  int       `json:"done"`  // ticks started so far
-	By    string    `json:"by,omitempty"`
-	At    time.Time `json:"at"`
-}
 
 // Backfill is a backfill in progress as operators see it (JobState).
 type Backfill struct {
@@ -82,8 +69,8 @@ func (h *History) Backfill(ctx context.Context, name string, o BackfillOptions) 
 	}
 	var ticks []time.Time
 	var terr error
-	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
-		ticks, terr = backfillTicks(st, o.Schedule, o.From, o.To, h.size)
+	_, _, err := h.update(ctx, name, nil, 0, func(st *history.Record) bool {
+		ticks, terr = backfillTicks(st, o.Schedule, o.From, o.To, h.store.Size())
 		switch {
 		case terr != nil || o.DryRun || len(ticks) == 0:
 			return false
@@ -93,7 +80,7 @@ func (h *History) Backfill(ctx context.Context, name string, o BackfillOptions) 
 				st.Backfill.Done, st.Backfill.Total, name)
 			return false
 		}
-		st.Backfill = &backfill{From: o.From.UTC(), To: o.To.UTC(), Next: ticks[0], Total: len(ticks), By: o.By, At: time.Now().UTC()}
+		st.Backfill = &history.Backfill{From: o.From.UTC(), To: o.To.UTC(), Next: ticks[0], Total: len(ticks), By: o.By, At: time.Now().UTC()}
 		return true
 	})
 	if err != nil {
@@ -104,7 +91,7 @@ func (h *History) Backfill(ctx context.Context, name string, o BackfillOptions) 
 
 // backfillTicks are the ticks of sched in [from, to] without a run in st
 // (oldest first).
-func backfillTicks(st *jobState, sched job.Schedule, from, to time.Time, size int) ([]time.Time, error) {
+func backfillTicks(st *history.Record, sched job.Schedule, from, to time.Time, size int) ([]time.Time, error) {
 	if st.LastTick.IsZero() || to.After(st.LastTick) {
 		return nil, fmt.Errorf("%w: to %s is after the job's last claimed tick (%s): its schedule still runs those ticks",
 			ErrBackfillRange, to.Format(time.RFC3339), tickText(st.LastTick))
@@ -145,7 +132,7 @@ func backfillTicks(st *jobState, sched job.Schedule, from, to time.Time, size in
 }
 
 // nextBackfillTick is the next tick of st's backfill to run, if any.
-func nextBackfillTick(st *jobState, sched job.Schedule, size int) (time.Time, bool) {
+func nextBackfillTick(st *history.Record, sched job.Schedule, size int) (time.Time, bool) {
 	b := st.Backfill
 	if b == nil {
 		return time.Time{}, false
@@ -161,8 +148,8 @@ func nextBackfillTick(st *jobState, sched job.Schedule, size int) (time.Time, bo
 // (of the backfill's next tick, which it sets) as running under hold h
 // and advances the backfill past it; it refuses when nothing is left
 // (then endBackfill clears it). The run recorded goes to out.
-func backfillChange(run Run, sched job.Schedule, size int, gone func(Run) bool, out *Run) func(*jobState, *hold) bool {
-	return func(st *jobState, h *hold) bool {
+func backfillChange(run Run, def string, sched job.Schedule, size int, gone func(Run) bool, out *Run) func(*history.Record, *history.Hold) bool {
+	return func(st *history.Record, h *history.Hold) bool {
 		tick, ok := nextBackfillTick(st, sched, size)
 		if !ok || st.Suspended != nil {
 			return false
@@ -174,18 +161,18 @@ func backfillChange(run Run, sched job.Schedule, size int, gone func(Run) bool, 
 		r := run
 		r.Tick, r.Backfill = tick, true
 		r.Owner, r.Token, r.Start = h.Owner, h.Token, h.Since
-		*out = st.add(r)
+		*out = addStart(st, r, def)
 		return true
 	}
 }
 
 // endBackfill clears the job's backfill if it has nothing left to run.
 func (h *History) endBackfill(ctx context.Context, name string, sched job.Schedule) (bool, error) {
-	_, rev, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+	_, rev, err := h.update(ctx, name, nil, 0, func(st *history.Record) bool {
 		if st.Backfill == nil {
 			return false
 		}
-		if _, ok := nextBackfillTick(st, sched, h.size); ok {
+		if _, ok := nextBackfillTick(st, sched, h.store.Size()); ok {
 			return false
 		}
 		st.Backfill = nil
@@ -201,15 +188,15 @@ func (h *History) CancelBackfill(ctx context.Context, name, by string) (Backfill
 	if by == "" {
 		by = defaultCancelBy
 	}
-	var was *backfill
-	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+	var was *history.Backfill
+	_, _, err := h.update(ctx, name, nil, 0, func(st *history.Record) bool {
 		was = st.Backfill
 		if was == nil {
 			return false
 		}
 		st.Backfill = nil
-		if r, ok := st.heldRun(); ok && r.Backfill && (st.Cancel == nil || st.Cancel.Lease != st.Holder.Lease) {
-			st.Cancel = &cancelRequest{Lease: st.Holder.Lease, By: by, At: time.Now().UTC()}
+		if r, ok := heldRun(st); ok && r.Backfill && (st.Cancel == nil || st.Cancel.Lease != st.Holder.Lease) {
+			st.Cancel = &history.CancelRequest{Lease: st.Holder.Lease, By: by, At: time.Now().UTC()}
 		}
 		return true
 	})
@@ -219,10 +206,10 @@ func (h *History) CancelBackfill(ctx context.Context, name, by string) (Backfill
 	case was == nil:
 		return Backfill{}, fmt.Errorf("job %q: no backfill: %w", name, ErrNotRunning)
 	}
-	return was.public(), nil
+	return publicBackfill(was), nil
 }
 
-func (b *backfill) public() Backfill {
+func publicBackfill(b *history.Backfill) Backfill {
 	return Backfill{From: b.From, To: b.To, Next: b.Next, Total: b.Total, Done: b.Done, By: b.By, At: b.At}
 }
 
@@ -243,9 +230,9 @@ func (s *Scheduler) runBackfill(e *entry) {
 	defer s.runs.Done()
 	name := e.job.Name
 	log := s.log.With().Str("job", name).Bool("backfill", true).Logger()
-	run := Run{Job: name, Start: s.now(), Status: StatusRunning, definition: e.job.Definition}
+	run := Run{Job: name, Start: s.now(), Status: StatusRunning}
 	var c Run
-	lease, reason, err := s.lockTick(e, time.Time{}, backfillChange(run, e.sched, s.history.size, s.ownerGone(s.ctx), &c))
+	lease, reason, err := s.lockTick(e, time.Time{}, backfillChange(run, e.job.Definition, e.sched, s.history.store.Size(), s.ownerGone(s.ctx), &c))
 	if lease == nil {
 		if reason == skipAlreadyRun { // refused: nothing left, or suspended
 			s.endBackfill(e, log)

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cronlock/cronlock/internal/history"
 )
 
 // Cancelling a run is a request written into the job's record, beside the
-// hold it is for: cancelRequest names the hold's lease, and cancelHeader
+// hold it is for: history.CancelRequest names the hold's lease, and history.CancelHeader
 // carries that lease to every replica's headers-only watch. The replica
 // holding that lease cancels the run's context when its watch delivers the
 // request (within a delivery, milliseconds), so the run stops wherever it
@@ -18,19 +20,6 @@ import (
 // frees the hold, drops the request; so does any write that finds the
 // request naming a hold the record no longer has (see dropStaleCancel).
 // A replica of a release that knows no cancel requests ignores them.
-
-// cancelRequest asks the run holding the job's lock under Lease to stop.
-type cancelRequest struct {
-	Lease string    `json:"lease"`
-	By    string    `json:"by,omitempty"`
-	At    time.Time `json:"at"`
-	// Reason is ReasonReplaced when a tick of an overlap: replace job
-	// stops the run; empty for an operator's cancel.
-	Reason Reason `json:"reason,omitempty"`
-}
-
-// cancelHeader carries the lease a cancel request is for.
-const cancelHeader = "Cronlock-Cancel"
 
 // ReasonReplaced: a cancelled run that a newer tick of an overlap: replace
 // job stopped (Run.Reason).
@@ -87,9 +76,9 @@ func (h *History) Cancel(ctx context.Context, name string, o CancelOptions) (Run
 	var run Run
 	var found bool
 	var several []Run
-	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+	_, _, err := h.update(ctx, name, nil, 0, func(st *history.Record) bool {
 		var lease string
-		run, lease, several = st.cancelTarget(o.Tick)
+		run, lease, several = cancelTarget(st, o.Tick)
 		found = lease != ""
 		if !found {
 			return false
@@ -97,7 +86,7 @@ func (h *History) Cancel(ctx context.Context, name string, o CancelOptions) (Run
 		if st.Cancel != nil && st.Cancel.Lease == lease {
 			return false // requested already
 		}
-		st.Cancel = &cancelRequest{Lease: lease, By: o.By, At: time.Now().UTC()}
+		st.Cancel = &history.CancelRequest{Lease: lease, By: o.By, At: time.Now().UTC()}
 		return true
 	})
 	switch {
@@ -121,9 +110,9 @@ func (h *History) Cancel(ctx context.Context, name string, o CancelOptions) (Run
 // its lease id ("" none): the run holding the record, or a parallel run.
 // Without a tick and with several runs in progress, it returns them all
 // and no lease.
-func (st *jobState) cancelTarget(tick time.Time) (Run, string, []Run) {
+func cancelTarget(st *history.Record, tick time.Time) (Run, string, []Run) {
 	var all []Run
-	if r, ok := st.heldRun(); ok {
+	if r, ok := heldRun(st); ok {
 		all = append(all, r)
 	}
 	all = append(all, runningParallel(st)...)
@@ -143,7 +132,7 @@ func (st *jobState) cancelTarget(tick time.Time) (Run, string, []Run) {
 }
 
 // heldRun is the running entry of the hold on st, if any.
-func (st *jobState) heldRun() (Run, bool) {
+func heldRun(st *history.Record) (Run, bool) {
 	if st.Holder == nil {
 		return Run{}, false
 	}
@@ -158,7 +147,7 @@ func (st *jobState) heldRun() (Run, bool) {
 
 // dropStaleCancel drops a cancel request for a hold the record no longer
 // has: the run it was for has ended or its hold was taken over.
-func (st *jobState) dropStaleCancel() {
+func dropStaleCancel(st *history.Record) {
 	if st.Cancel == nil || st.Holder != nil && st.Holder.Lease == st.Cancel.Lease {
 		return
 	}

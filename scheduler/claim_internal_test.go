@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/job"
 )
 
@@ -21,11 +22,11 @@ func TestClaimRunsTheQueuedTickFirst(t *testing.T) {
 	}
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	q, now := t0.Add(time.Second), t0.Add(2*time.Second)
-	state := func() jobState {
-		return jobState{LastTick: t0, Queued: q, Seq: 1,
+	state := func() history.Record {
+		return history.Record{LastTick: t0, Queued: q, Seq: 1,
 			Runs: []Run{{Job: "j", ID: 1, Tick: t0, Start: t0, End: q.Add(500 * time.Millisecond), Status: StatusSucceeded}}}
 	}
-	h := &hold{Owner: "r1", Lease: "l", Token: 2, Since: now, At: now}
+	h := &history.Hold{Owner: "r1", Lease: "l", Token: 2, Since: now, At: now}
 	for _, queueFirst := range []bool{true, false} {
 		st := state()
 		var c claimed
@@ -51,20 +52,20 @@ func TestClaimSettledByHeaders(t *testing.T) {
 	tick := time.Date(2026, 12, 6, 13, 0, 5, 0, time.UTC)
 	var s Scheduler
 	s.unsure.add("job", "unsure-lease", true)
-	header := func(st jobState) nats.Header { return stateHeader(&st) }
+	header := func(st history.Record) nats.Header { return history.Header(&st) }
 	settled := s.claimSettled(takeRequest{name: "job", claims: tick}, "my-lease")
 	cases := []struct {
 		what string
 		hdr  nats.Header
 		want bool
 	}{
-		{"claimed and freed", header(jobState{LastTick: tick}), true},
-		{"claimed, held by another", header(jobState{LastTick: tick, Holder: &hold{Lease: "other"}}), true},
-		{"claimed in a zone's offset", header(jobState{LastTick: tick.In(time.FixedZone("x", 3600))}), true},
-		{"the tick before", header(jobState{LastTick: tick.Add(-time.Second)}), false},
-		{"never claimed", header(jobState{}), false},
-		{"held by this take", header(jobState{LastTick: tick, Holder: &hold{Lease: "my-lease"}}), false},
-		{"held by an unsure take of ours", header(jobState{LastTick: tick, Holder: &hold{Lease: "unsure-lease"}}), false},
+		{"claimed and freed", header(history.Record{LastTick: tick}), true},
+		{"claimed, held by another", header(history.Record{LastTick: tick, Holder: &history.Hold{Lease: "other"}}), true},
+		{"claimed in a zone's offset", header(history.Record{LastTick: tick.In(time.FixedZone("x", 3600))}), true},
+		{"the tick before", header(history.Record{LastTick: tick.Add(-time.Second)}), false},
+		{"never claimed", header(history.Record{}), false},
+		{"held by this take", header(history.Record{LastTick: tick, Holder: &history.Hold{Lease: "my-lease"}}), false},
+		{"held by an unsure take of ours", header(history.Record{LastTick: tick, Holder: &history.Hold{Lease: "unsure-lease"}}), false},
 	}
 	for _, c := range cases {
 		if got := settled(c.hdr); got != c.want {

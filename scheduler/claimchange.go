@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/job"
 )
 
@@ -27,6 +28,9 @@ type claimed struct {
 type claimRequest struct {
 	sched job.Schedule
 	run   Run
+	// definition is the job.Job.Definition of the job making the claim,
+	// which the record keeps (see definition.go).
+	definition string
 	// gapReason labels the missed ticks that nothing else explains
 	// (no_replica, outage).
 	gapReason Reason
@@ -52,12 +56,12 @@ func (s *Scheduler) claimSettled(req takeRequest, id string) func(nats.Header) b
 	if req.claims.IsZero() {
 		return nil
 	}
-	tick := req.claims.UTC().Format(time.RFC3339Nano) // as stateHeader writes it
+	tick := req.claims.UTC().Format(time.RFC3339Nano) // as history.Header writes it
 	return func(hdr nats.Header) bool {
-		if hdr.Get(lastTickHeader) != tick {
+		if hdr.Get(history.LastTickHeader) != tick {
 			return false
 		}
-		lease := hdr.Get(holderHeader)
+		lease := hdr.Get(history.HolderHeader)
 		return lease == "" || (lease != id && !s.unsure.has(req.name, lease))
 	}
 }
@@ -69,8 +73,8 @@ func (s *Scheduler) claimSettled(req takeRequest, id string) func(nats.Header) b
 // recorded as missed (see missedReason). Runs left "running" whose replica
 // is gone are marked abandoned (the claim takes the job's lock, so no other
 // run of the job is in progress). The outcome goes to c.
-func claimChange(req claimRequest, c *claimed) func(*jobState, *hold) bool {
-	return func(st *jobState, h *hold) bool {
+func claimChange(req claimRequest, c *claimed) func(*history.Record, *history.Hold) bool {
+	return func(st *history.Record, h *history.Hold) bool {
 		run := req.run
 		if !st.LastTick.IsZero() && !run.Tick.After(st.LastTick) {
 			return false
@@ -94,14 +98,14 @@ func claimChange(req claimRequest, c *claimed) func(*jobState, *hold) bool {
 		// The run starts once it holds the lock, which it may have waited
 		// for, or at its tick when claimed ahead of it (ahead.go).
 		run.Start = later(h.Since, run.Start)
-		c.run = st.add(run)
+		c.run = addStart(st, run, req.definition)
 		return true
 	}
 }
 
 // addMissed records the ticks strictly between st.LastTick and the run's
 // tick as missed entries, counting them by reason in counts.
-func addMissed(st *jobState, req claimRequest, counts map[Reason]int) []Run {
+func addMissed(st *history.Record, req claimRequest, counts map[Reason]int) []Run {
 	if st.LastTick.IsZero() {
 		return nil // a new job: nothing was missed
 	}
@@ -110,7 +114,7 @@ func addMissed(st *jobState, req claimRequest, counts map[Reason]int) []Run {
 	var out []Run
 	for _, g := range gaps(req.sched, st.LastTick, req.run.Tick, reason) {
 		counts[g.reason] += g.n
-		out = append(out, st.add(Run{Job: req.run.Job, Tick: g.first, Status: StatusMissed, Reason: g.reason, Ticks: g.n,
+		out = append(out, st.Add(Run{Job: req.run.Job, Tick: g.first, Status: StatusMissed, Reason: g.reason, Ticks: g.n,
 			Error: missedText(g, req.held.holder)}))
 	}
 	return out
@@ -144,7 +148,7 @@ func (b span) covers(t time.Time) bool { return !t.Before(b.from) && t.Before(b.
 // (still "running" in the history while the claimer holds the lock) has
 // stopped holding it at an unknown time, and ticks found locked meanwhile
 // are lock_held; missed, skipped and abandoned entries did not run.
-func busySpans(st *jobState) []span {
+func busySpans(st *history.Record) []span {
 	var out []span
 	for _, r := range st.Runs {
 		switch {
@@ -179,28 +183,39 @@ func missedText(g gap, holder string) string {
 
 // markAbandoned marks the runs still "running" whose replica is gone (gone
 // nil: all of them) as abandoned and returns them.
-func markAbandoned(st *jobState, gone func(Run) bool) []Run {
+func markAbandoned(st *history.Record, gone func(Run) bool) []Run {
 	var out []Run
 	for i := range st.Runs {
 		if st.Runs[i].Status == StatusRunning && (gone == nil || gone(st.Runs[i])) {
 			st.Runs[i].Status = StatusAbandoned
 			st.Runs[i].Error = "the replica running it stopped without recording a result"
-			st.noteResult(st.Runs[i])
+			st.NoteResult(st.Runs[i])
 			r := st.Runs[i]
-			r.Previous = st.previous(i)
+			r.Previous = st.Previous(i)
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
+// addStart adds the entry of a run starting, made by the job's definition
+// def ("" none): the record keeps the definition of the last start that
+// had one (see definition.go).
+func addStart(st *history.Record, r Run, def string) Run {
+	if def != "" {
+		st.Definition = def
+	}
+	return st.Add(r)
+}
+
 // manualChange is the change of a manual run's start, which claims no
-// tick: it adds run under hold h; the recorded run goes to out.
-func manualChange(run Run, out *Run) func(*jobState, *hold) bool {
-	return func(st *jobState, h *hold) bool {
+// tick: it adds run (of the job's definition def) under hold h; the
+// recorded run goes to out.
+func manualChange(run Run, def string, out *Run) func(*history.Record, *history.Hold) bool {
+	return func(st *history.Record, h *history.Hold) bool {
 		r := run
 		r.Owner, r.Token = h.Owner, h.Token
-		*out = st.add(r)
+		*out = addStart(st, r, def)
 		return true
 	}
 }
@@ -209,7 +224,7 @@ func manualChange(run Run, out *Run) func(*jobState, *hold) bool {
 // unless it was claimed already; consecutive skips with one reason share an
 // entry. It returns whether this call recorded the tick.
 func (h *History) skip(ctx context.Context, sched job.Schedule, name string, tick time.Time, reason Reason) (bool, error) {
-	_, rev, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+	_, rev, err := h.update(ctx, name, nil, 0, func(st *history.Record) bool {
 		if !st.LastTick.IsZero() && !tick.After(st.LastTick) {
 			return false
 		}
@@ -220,7 +235,7 @@ func (h *History) skip(ctx context.Context, sched job.Schedule, name string, tic
 			last.End = tick
 			last.Error = fmt.Sprintf("%d tick(s) from %s to %s skipped: %s", last.Ticks, last.Tick.UTC().Format(time.RFC3339), tick.UTC().Format(time.RFC3339), reason)
 		} else {
-			st.add(Run{Job: name, Tick: tick, End: tick, Status: StatusSkipped, Reason: reason, Ticks: 1,
+			st.Add(Run{Job: name, Tick: tick, End: tick, Status: StatusSkipped, Reason: reason, Ticks: 1,
 				Error: fmt.Sprintf("1 tick at %s skipped: %s", tick.UTC().Format(time.RFC3339), reason)})
 		}
 		st.LastTick = tick
@@ -231,11 +246,11 @@ func (h *History) skip(ctx context.Context, sched job.Schedule, name string, tic
 }
 
 // rerunChange is the change of a rerun's start: it takes the job's pending
-// rerun of run.Tick for run under hold h, unless it was taken already or
+// rerun of run.Tick for run (of the job's definition def) under hold h, unless it was taken already or
 // its time (at now) is over. The rerun taken and the claim go to taken and
 // c.
-func rerunChange(run Run, now time.Time, gone func(Run) bool, taken **rerun, c *claimed) func(*jobState, *hold) bool {
-	return func(st *jobState, h *hold) bool {
+func rerunChange(run Run, def string, now time.Time, gone func(Run) bool, taken **history.Rerun, c *claimed) func(*history.Record, *history.Hold) bool {
+	return func(st *history.Record, h *history.Hold) bool {
 		p := st.Rerun
 		if p == nil || !p.Tick.Equal(run.Tick) || !now.Before(p.Until) || !st.LastTick.Equal(p.Tick) {
 			return false
@@ -246,7 +261,7 @@ func rerunChange(run Run, now time.Time, gone func(Run) bool, taken **rerun, c *
 		r := run
 		r.Attempts = p.Attempts
 		r.Owner, r.Token, r.Start = h.Owner, h.Token, h.Since
-		*c = claimed{ok: true, run: st.add(r)}
+		*c = claimed{ok: true, run: addStart(st, r, def)}
 		return true
 	}
 }

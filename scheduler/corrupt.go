@@ -9,27 +9,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/internal/kv"
 )
-
-// CorruptError is a job's record in the history bucket that is not a job
-// state: not JSON, or JSON of another shape. History.State returns it
-// (wrapped), so that a view can mark that one job corrupt and show the
-// others; the scheduler repairs the record (see anomaly.go).
-type CorruptError struct {
-	Job      string
-	Revision uint64 // the record's revision in the bucket
-	Err      error  // why it does not decode
-
-	value  []byte
-	header nats.Header
-}
-
-func (e *CorruptError) Error() string {
-	return fmt.Sprintf("the record of job %q (revision %d) is not a job state (corrupt): %v", e.Job, e.Revision, e.Err)
-}
-
-func (e *CorruptError) Unwrap() error { return e.Err }
 
 // Headers on the copy of a corrupt record.
 const (
@@ -48,27 +30,27 @@ func corruptKey(name string, rev uint64) string {
 // salvage rebuilds the state of a corrupt record from what can be read,
 // keeps the old bytes under corruptKey, and returns the state with the
 // note it added (see anomaly.go).
-func (h *History) salvage(ctx context.Context, name string, bad *CorruptError) (jobState, *Run, error) {
-	st := salvageJSON(name, bad.value)
+func (h *History) salvage(ctx context.Context, name string, bad *CorruptError) (history.Record, *Run, error) {
+	st := salvageJSON(name, bad.Value())
 	now, _ := h.repairs.now()
-	salvageHeader(&st, bad.header, now)
+	salvageHeader(&st, bad.Header(), now)
 	last, err := h.lastOutputID(ctx, name)
 	if err != nil {
-		return jobState{}, nil, err
+		return history.Record{}, nil, err
 	}
 	st.Seq = max(st.Seq, last) // a new entry never takes the ID of an output still kept
 	for _, r := range st.Runs {
 		st.Seq = max(st.Seq, r.ID)
 	}
 	key := corruptKey(name, bad.Revision)
-	_, err = h.bucket.Put(ctx, kv.Write{Key: key, Value: bad.value, Header: nats.Header{
+	_, err = h.store.Bucket().Put(ctx, kv.Write{Key: key, Value: bad.Value(), Header: nats.Header{
 		corruptRevisionHeader: []string{strconv.FormatUint(bad.Revision, 10)},
 		corruptErrorHeader:    []string{bad.Err.Error()},
 	}})
 	if err != nil && !kv.IsConflict(err) { // a conflict: another replica kept them already
-		return jobState{}, nil, fmt.Errorf("keep the corrupt record of %q: %w", name, err)
+		return history.Record{}, nil, fmt.Errorf("keep the corrupt record of %q: %w", name, err)
 	}
-	note := st.add(Run{Job: name, Tick: now.UTC(), Status: StatusAnomaly, Reason: AnomalyCorrupt,
+	note := st.Add(Run{Job: name, Tick: now.UTC(), Status: StatusAnomaly, Reason: AnomalyCorrupt,
 		Error: fmt.Sprintf("the job's record (revision %d) was not a job state: %v; rewritten from what could be read "+
 			"(%d run(s), last claimed tick %s); the old bytes are kept under the key %q",
 			bad.Revision, bad.Err, len(st.Runs), tickText(st.LastTick), key)})
@@ -85,8 +67,8 @@ func tickText(t time.Time) string {
 // salvageJSON decodes what it can of a record that does not decode as a
 // whole: each field of a JSON object on its own, and each run of its runs
 // on its own. The pending rerun is dropped.
-func salvageJSON(name string, b []byte) jobState {
-	var st jobState
+func salvageJSON(name string, b []byte) history.Record {
+	var st history.Record
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(b, &fields) != nil {
 		return st
@@ -123,7 +105,7 @@ func decodeField[T any](fields map[string]json.RawMessage, name string, dst *T) 
 // salvageHeader fills in, from the headers of the corrupt write, what the
 // body did not give: the last claimed tick, a suspension (which must not
 // lapse because its record broke), the last success and failure.
-func salvageHeader(st *jobState, hdr nats.Header, now time.Time) {
+func salvageHeader(st *history.Record, hdr nats.Header, now time.Time) {
 	v := parseView(hdr)
 	if st.LastTick.IsZero() {
 		st.LastTick = v.lastTick
@@ -143,15 +125,15 @@ func salvageHeader(st *jobState, hdr nats.Header, now time.Time) {
 // none), read from their headers.
 func (h *History) lastOutputID(ctx context.Context, name string) (uint64, error) {
 	var last uint64
-	for i := range h.size + 1 {
-		e, err := h.bucket.Last(ctx, h.outputKey(Run{Job: name, ID: uint64(i)}))
+	for i := range h.store.Size() + 1 {
+		e, err := h.store.Bucket().Last(ctx, h.store.OutputKey(Run{Job: name, ID: uint64(i)}))
 		if err != nil {
 			return 0, fmt.Errorf("read the outputs of %q: %w", name, err)
 		}
 		if e == nil || e.Free {
 			continue
 		}
-		if id, err := strconv.ParseUint(e.Header.Get(runIDHeader), 10, 64); err == nil {
+		if id, err := strconv.ParseUint(e.Header.Get(history.RunIDHeader), 10, 64); err == nil {
 			last = max(last, id)
 		}
 	}

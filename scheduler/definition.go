@@ -13,7 +13,7 @@ import (
 // Definition conflicts. Each replica writes, with every claim of a job's
 // tick, the claiming job's job.Job.Definition (a hash of what it runs)
 // into the job's shared state, and every write of the state carries it in
-// definitionHeader. A replica whose watch sees a tick of one of its jobs
+// history.DefinitionHeader. A replica whose watch sees a tick of one of its jobs
 // claimed under another definition knows that the record is shared with a
 // job that is not its own: another deployment on the same buckets, or
 // replicas of one deployment with different configurations. It logs that
@@ -26,9 +26,6 @@ import (
 // and new definition, and the counter grows for those ticks only. The
 // states read when the watch starts are not counted: they may be this
 // replica's own claims before a restart with a new configuration.
-
-// definitionHeader carries the jobState's Definition on every write.
-const definitionHeader = "Cronlock-Definition"
 
 // maxDefinitionLength bounds job.Job.Definition: it goes into every state
 // write and its header (a hash is some 16 to 64 characters).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 )
@@ -53,11 +54,12 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *h
 		err = s.attempts(ctx, e, run, lease)
 	}
 	stopOverlap()
-	var again *rerun
+	var again *history.Rerun
 	if skipped {
 		*run = skippedBeforeStart(*run, ReasonSuspended)
 	} else {
-		again = s.ended(run, err, context.Cause(ctx), parent.Err() != nil, e)
+		again = s.ended(run, err, context.Cause(ctx), parent.Err() != nil, e, lease.interruptions)
+		lease.suspendAfter = e.job.SuspendAfterFailures
 	}
 	lease.settle() // no renewal from here: the result's write frees the lock
 	if !s.finish(*run, again, lease, log) {
@@ -70,7 +72,7 @@ func (s *Scheduler) execute(parent context.Context, e *entry, run *Run, lease *h
 // ended fills in how run ended, from the error of its attempts, the cause
 // of its context's cancellation and whether the caller stopped it, and
 // returns the rerun to record (interrupted).
-func (s *Scheduler) ended(run *Run, err, cause error, stopped bool, e *entry) *rerun {
+func (s *Scheduler) ended(run *Run, err, cause error, stopped bool, e *entry, interruptions int) *history.Rerun {
 	run.End = later(s.now(), run.Start) // never before the start it records
 	run.Status = runStatus(err, cause, stopped)
 	if run.Status == StatusLost {
@@ -83,9 +85,7 @@ func (s *Scheduler) ended(run *Run, err, cause error, stopped bool, e *entry) *r
 	if run.Status == StatusCancelled && errors.As(cause, &ce) {
 		run.By, run.Reason, run.Error = ce.By, ce.Reason, ce.Error()
 	}
-	again := s.interrupted(e, run)
-	run.suspendAfter = e.job.SuspendAfterFailures
-	return again
+	return s.interrupted(e, run, interruptions)
 }
 
 // interrupted applies the job's OnInterrupt policy to a finished run: a
@@ -93,12 +93,12 @@ func (s *Scheduler) ended(run *Run, err, cause error, stopped bool, e *entry) *r
 // ended is recorded as interrupted and its tick is offered for a rerun,
 // until the job's next tick and at most job.MaxInterruptions times; the
 // last interruption is recorded failed. It returns the rerun to record.
-func (s *Scheduler) interrupted(e *entry, run *Run) *rerun {
+func (s *Scheduler) interrupted(e *entry, run *Run, interruptions int) *history.Rerun {
 	if e.job.OnInterrupt != job.InterruptRerun || run.Manual || run.By != "" ||
 		(run.Status != StatusCancelled && run.Status != StatusLost) {
 		return nil
 	}
-	n := run.interruptions + 1
+	n := interruptions + 1
 	if n >= job.MaxInterruptions {
 		run.Status = StatusFailed
 		run.Error = fmt.Sprintf("interrupted %d times (last: %s)", n, run.Error)
@@ -109,7 +109,7 @@ func (s *Scheduler) interrupted(e *entry, run *Run) *rerun {
 	if until.IsZero() || !s.now().Before(until) {
 		return nil // the next tick is due: it takes over
 	}
-	return &rerun{Tick: run.Tick, Until: until, Attempts: run.Attempts, Interruptions: n}
+	return &history.Rerun{Tick: run.Tick, Until: until, Attempts: run.Attempts, Interruptions: n}
 }
 
 // track counts a run in on its entry and in the running gauge; the
@@ -207,7 +207,7 @@ func runStatus(err, cause error, stopped bool) RunStatus {
 // metrics, the log. The result is recorded even if the lease is gone: it is
 // this run's entry. It reports whether the history took the record at the
 // first attempt (false: NATS failed meanwhile).
-func (s *Scheduler) finish(run Run, again *rerun, lease *heldLock, log zerolog.Logger) bool {
+func (s *Scheduler) finish(run Run, again *history.Rerun, lease *heldLock, log zerolog.Logger) bool {
 	logFinished(log, run, again)
 	recorded, w := s.recordResult(run, again, lease, log)
 	s.result(recorded)
@@ -227,7 +227,7 @@ func (s *Scheduler) result(r Run) {
 	}
 }
 
-func logFinished(log zerolog.Logger, run Run, again *rerun) {
+func logFinished(log zerolog.Logger, run Run, again *history.Rerun) {
 	if run.Status == StatusSkipped {
 		log.Info().Str("reason", string(run.Reason)).Msg("run not started: the job was suspended after its tick was claimed")
 		return

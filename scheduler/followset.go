@@ -270,14 +270,14 @@ func (c *claims) refollow(ctx context.Context, h *History, fs *followSet) error 
 	c.mu.Unlock()
 	var next []*follow.Follower
 	if fs == nil {
-		f, err := h.bucket.Follow(ctx, c.deliver)
+		f, err := h.store.Bucket().Follow(ctx, c.deliver)
 		if err != nil {
 			return err
 		}
 		next = append(next, f)
 	}
 	for keys := range slices.Chunk(fsKeys(fs), maxKeysPerFollow) {
-		f, err := h.bucket.FollowKeys(ctx, keys, c.deliver)
+		f, err := h.store.Bucket().FollowKeys(ctx, keys, c.deliver)
 		if err != nil {
 			for _, f := range next {
 				f.Stop()
@@ -352,12 +352,12 @@ func (s *Scheduler) suspendedShown(e *entry) bool {
 	if e.job.Suspended || s.claims.follows(jobOf(e.job.Name)) {
 		return s.suspended(e)
 	}
-	if !s.history.bucket.Connected() {
+	if !s.history.store.Bucket().Connected() {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), readSuspendedTimeout)
 	defer cancel()
-	en, err := s.history.bucket.Last(ctx, e.job.Name)
+	en, err := s.history.store.Bucket().Last(ctx, e.job.Name)
 	return err == nil && en != nil && parseView(en.Header).suspended
 }
 

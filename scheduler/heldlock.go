@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/lock"
 )
 
@@ -21,7 +22,7 @@ type heldLock struct {
 	token uint64
 	// written and rev are the record as the take wrote it: the result's
 	// write starts from them.
-	written jobState
+	written history.Record
 	rev     uint64
 
 	stop   chan struct{} // closed by settle: renewal ends
@@ -58,11 +59,17 @@ type heldLock struct {
 	// run still in progress), so its time says nothing of how fast claims
 	// are (ahead.go).
 	waited bool
+	// interruptions counts the interruptions of the run's tick before this
+	// run (a rerun's: history.Rerun.Interruptions), for OnInterrupt; and
+	// suspendAfter is the job's SuspendAfterFailures, for the result's
+	// write.
+	interruptions int
+	suspendAfter  int
 }
 
 // newHeldLock starts the hold that written (at rev) records, taken with a
 // write sent at sent.
-func (s *Scheduler) newHeldLock(name string, written jobState, rev uint64, sent time.Time) *heldLock {
+func (s *Scheduler) newHeldLock(name string, written history.Record, rev uint64, sent time.Time) *heldLock {
 	ctx, end := context.WithCancelCause(context.Background())
 	cctx, cend := context.WithCancelCause(ctx)
 	h := written.Holder
@@ -191,7 +198,7 @@ func (l *heldLock) renew() error {
 	ctx, cancel := context.WithDeadline(context.Background(), l.localDeadline())
 	defer cancel()
 	var mine bool
-	_, _, err := l.s.history.update(ctx, l.name, nil, 0, func(st *jobState) bool {
+	_, _, err := l.s.history.update(ctx, l.name, nil, 0, func(st *history.Record) bool {
 		mine = st.Holder != nil && st.Holder.Lease == l.id
 		if mine {
 			h := *st.Holder // a copy: the state's pointers are shared with the cache's copy

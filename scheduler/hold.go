@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nuid"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/lock"
 )
 
@@ -18,7 +19,7 @@ import (
 // write that claims the tick (or records a manual run, a rerun's start),
 // and freeing it is the write that records the result: two stored writes
 // per job-tick, where a lock of its own cost two more. The record says who
-// holds it (jobState.Holder) and, in holderHeader, which lease, so every
+// holds it (history.Record.Holder) and, in history.HolderHeader, which lease, so every
 // replica's headers-only watch of the history knows.
 //
 // The record has no TTL: a crashed holder's record must keep the tick it
@@ -38,31 +39,6 @@ import (
 //
 // The first sight of a record counts as its write: a replica that starts
 // while a job is held waits a whole lease before taking it over.
-
-// hold is the run holding a job's lock, as its state record stores it.
-type hold struct {
-	Owner string `json:"owner"`
-	// Lease identifies the hold: one per take, kept across the take's
-	// retries, so a write whose reply was lost is known as ours.
-	Lease string `json:"lease"`
-	Token uint64 `json:"token"`
-	// Since is when the hold was taken, and At when it was taken or last
-	// renewed, on the holder's clock (for people: replicas measure expiry
-	// on their own clocks).
-	Since time.Time `json:"since"`
-	// At is when the hold was taken or last renewed, on the holder's clock
-	// (for people: replicas measure expiry on their own clocks).
-	At time.Time `json:"at"`
-}
-
-// holderHeader carries the holding lease on every write of a job's state,
-// for the watch; absent while the lock is free.
-const holderHeader = "Cronlock-Holder"
-
-// tokenHeader carries the record's last fencing token (jobState.LastToken),
-// so a replica notices a token handed out twice: the record went back in
-// time, which a stream that lost acknowledged writes does.
-const tokenHeader = "Cronlock-Token"
 
 // holdTimes are the lease timings of holds, from the lock's options.
 type holdTimes struct {
@@ -85,7 +61,7 @@ func (t holdTimes) safeDeadline(sent time.Time) time.Time {
 // any token the job's record knows, so tokens grow across holders, and
 // across an update from releases whose tokens were the lock stream's
 // sequence.
-func nextToken(st *jobState) uint64 {
+func nextToken(st *history.Record) uint64 {
 	top := st.LastToken
 	for _, r := range st.Runs {
 		top = max(top, r.Token)
@@ -113,7 +89,7 @@ type takeRequest struct {
 	// change edits the record that the hold is taken on; false refuses
 	// (nothing is written). It may be called several times (conflicts, a
 	// wait for the lock); the last call's effects are what was written.
-	change func(st *jobState, h *hold) bool
+	change func(st *history.Record, h *history.Hold) bool
 	// claims, if not zero, is the tick that change claims: a record whose
 	// headers show it claimed already is refused without being decoded
 	// (claimSettled).
@@ -141,9 +117,9 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 	wctx, cancel := context.WithTimeout(ctx, req.timeout)
 	defer cancel()
 	id := nuid.Next()
-	var last *hold // the hold that kept the record at the last look
+	var last *history.Hold // the hold that kept the record at the last look
 	for {
-		if !s.history.bucket.Connected() {
+		if !s.history.store.Bucket().Connected() {
 			// A write now would wait in the client's reconnect buffer and
 			// could be stored long after this take gave up: a tick claimed
 			// that no one runs. Fail now, as NATS would.
@@ -152,7 +128,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		changed := s.claims.onChange(req.name)
 		seenToken := s.claims.token(req.name)
 		var wait time.Duration
-		var holder *hold
+		var holder *history.Hold
 		var dropped []Run
 		refusedByChange := false
 		sent := time.Now()
@@ -172,7 +148,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		// read. A take sends nothing while disconnected (above), so an
 		// outage still ends it at once.
 		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), s.stateTimeout())
-		st, newRev, err := s.history.updatePeek(uctx, req.name, nil, 0, s.claimSettled(req, id), func(st *jobState, rev uint64) bool {
+		st, newRev, err := s.history.updatePeek(uctx, req.name, nil, 0, s.claimSettled(req, id), func(st *history.Record, rev uint64) bool {
 			refusedByChange, wait, holder, dropped = false, 0, nil, nil
 			if st.Holder != nil && st.Holder.Lease != id && s.unsure.has(req.name, st.Holder.Lease) {
 				dropped = dropUnstarted(st) // our own take, stored after we gave up on it
@@ -184,7 +160,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 				}
 			}
 			now := s.now().UTC()
-			h := &hold{Owner: s.registry.ID(), Lease: id, Token: nextToken(st), Since: now, At: now}
+			h := &history.Hold{Owner: s.registry.ID(), Lease: id, Token: nextToken(st), Since: now, At: now}
 			if !req.change(st, h) {
 				refusedByChange = true
 				return false
@@ -194,7 +170,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		})
 		ucancel()
 		switch {
-		case errors.Is(err, errSettled):
+		case errors.Is(err, history.ErrSettled):
 			return takeResult{outcome: refused}, nil // nothing was written
 		case err != nil:
 			s.unholdLater(req.name, id, true) // the write may have been stored
@@ -227,7 +203,7 @@ func (s *Scheduler) checkToken(name string, token, seen uint64) {
 
 // notTaken is take's result when its time is up while another hold keeps
 // the record (ctx's error if ctx ended first).
-func (s *Scheduler) notTaken(ctx context.Context, req takeRequest, holder *hold) (takeResult, error) {
+func (s *Scheduler) notTaken(ctx context.Context, req takeRequest, holder *history.Hold) (takeResult, error) {
 	if err := ctx.Err(); err != nil {
 		return takeResult{}, err
 	}
@@ -307,7 +283,7 @@ const unholdSettle = time.Second
 // (the take's write was stored after its replica had given up on it), as
 // what it is: a scheduled tick missed for an outage, a manual run or a
 // rerun cancelled before it started. It returns the entries changed.
-func dropUnstarted(st *jobState) []Run {
+func dropUnstarted(st *history.Record) []Run {
 	p := st.Holder
 	st.Holder = nil
 	var out []Run

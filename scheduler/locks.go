@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/lock"
 )
 
@@ -33,7 +34,7 @@ func (h *History) Holder(ctx context.Context, name string) (lock.Holder, error) 
 	return h.describe(name, st.Holder), nil
 }
 
-func (h *History) describe(name string, p *hold) lock.Holder {
+func (h *History) describe(name string, p *history.Hold) lock.Holder {
 	since := p.Since
 	if since.IsZero() {
 		since = p.At
@@ -47,13 +48,13 @@ func (h *History) describe(name string, p *hold) lock.Holder {
 func (h *History) Locks(ctx context.Context) ([]lock.Holder, error) {
 	var mu sync.Mutex
 	held := map[string]bool{}
-	f, err := h.bucket.Follow(ctx, func(key string, _ uint64, _ time.Time, hdr nats.Header) {
+	f, err := h.store.Bucket().Follow(ctx, func(key string, _ uint64, _ time.Time, hdr nats.Header) {
 		if strings.Contains(key, "/") {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		held[key] = hdr.Get(holderHeader) != ""
+		held[key] = hdr.Get(history.HolderHeader) != ""
 	})
 	if err != nil {
 		return nil, err
@@ -90,8 +91,8 @@ func (h *History) ForceRelease(ctx context.Context, name string) (lock.Holder, e
 	if err := ValidateRecord(name); err != nil {
 		return lock.Holder{}, err
 	}
-	var removed *hold
-	_, _, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+	var removed *history.Hold
+	_, _, err := h.update(ctx, name, nil, 0, func(st *history.Record) bool {
 		removed, st.Holder = st.Holder, nil
 		return removed != nil
 	})

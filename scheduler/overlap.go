@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/job"
 )
 
@@ -11,7 +12,7 @@ import (
 // replica running the job, which is the one that knows a tick came while
 // it runs, whether the job has one replica or many: at each tick during
 // the run it writes the tick into the job's record as the queued one
-// (jobState.Queued, queuedHeader), and under replace it also cancels its
+// (history.Record.Queued, history.QueuedHeader), and under replace it also cancels its
 // own run (recorded cancelled, reason replaced). When the result's write
 // frees the lock, every replica's watch sees a queued tick on a free
 // record and offers it to the job's loop, which runs it as the tick it is:
@@ -22,11 +23,8 @@ import (
 // A holder that dies queues nothing more; the job's next tick takes its
 // lock over once its lease ends, as under skip.
 
-// queuedHeader carries the tick waiting for the job's run to end.
-const queuedHeader = "Cronlock-Queued"
-
 // dropStaleQueued drops a queued tick that a claim has reached.
-func (st *jobState) dropStaleQueued() {
+func dropStaleQueued(st *history.Record) {
 	if !st.Queued.IsZero() && !st.Queued.After(st.LastTick) {
 		st.Queued = time.Time{}
 	}
@@ -91,7 +89,7 @@ func (s *Scheduler) followOverlap(ctx context.Context, e *entry, tick time.Time,
 func (s *Scheduler) queueTick(ctx context.Context, name string, tick time.Time, lease *heldLock) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.stateTimeout())
 	defer cancel()
-	_, _, err := s.history.update(ctx, name, nil, 0, func(st *jobState) bool {
+	_, _, err := s.history.update(ctx, name, nil, 0, func(st *history.Record) bool {
 		if st.Holder == nil || st.Holder.Lease != lease.id || !tick.After(st.LastTick) || !tick.After(st.Queued) {
 			return false
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/lock"
 )
 
@@ -72,16 +73,16 @@ func (s *Scheduler) runParallel(e *entry, tick time.Time, gapReason Reason, log 
 			s.slots.release()
 		}
 	}()
-	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, Parallel: true, definition: e.job.Definition}
+	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, Parallel: true}
 	var c claimed
-	req := claimRequest{sched: e.sched, run: run, gapReason: gapReason, gone: s.ownerGone(s.ctx)}
+	req := claimRequest{sched: e.sched, run: run, definition: e.job.Definition, gapReason: gapReason, gone: s.ownerGone(s.ctx)}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.stateTimeout())
 	var tried []uint64 // in s.ownRuns before the write: no claim here takes them for abandoned
-	st, rev, err := s.history.updateAt(ctx, name, nil, 0, func(st *jobState, _ uint64) bool {
+	st, rev, err := s.history.updateAt(ctx, name, nil, 0, func(st *history.Record, _ uint64) bool {
 		token := nextToken(st)
 		tried = append(tried, token)
 		s.ownRuns.add(name, token)
-		h := &hold{Owner: s.registry.ID(), Lease: parallelID(token), Token: token, Since: s.now().UTC()}
+		h := &history.Hold{Owner: s.registry.ID(), Lease: parallelID(token), Token: token, Since: s.now().UTC()}
 		if !claimChange(req, &c)(st, h) {
 			return false
 		}
@@ -123,7 +124,7 @@ func (s *Scheduler) runParallel(e *entry, tick time.Time, gapReason Reason, log 
 
 // runOnSlot runs a claimed parallel run on a free slot of the job, or
 // records it missed (overlap) when every slot is taken.
-func (s *Scheduler) runOnSlot(e *entry, run Run, st jobState, rev uint64, log zerolog.Logger) {
+func (s *Scheduler) runOnSlot(e *entry, run Run, st history.Record, rev uint64, log zerolog.Logger) {
 	slot := s.parallelSlot(e)
 	if slot == nil {
 		run.End, run.Status, run.Reason, run.Ticks = s.now(), StatusMissed, ReasonOverlap, 1
@@ -131,7 +132,7 @@ func (s *Scheduler) runOnSlot(e *entry, run Run, st jobState, rev uint64, log ze
 		run.Owner, run.Token, run.Start = "", 0, time.Time{}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.stateTimeout())
 		defer cancel()
-		recorded, _, err := s.history.record(ctx, run, nil, "", time.Time{}, &st, rev)
+		recorded, _, err := s.history.record(ctx, resultEntry{run: run, guess: &st, rev: rev})
 		if err != nil {
 			log.Warn().Err(err).Msg("cannot record a tick missed for overlap (every parallel slot taken)")
 		}
@@ -155,7 +156,7 @@ func (s *Scheduler) parallelSlot(e *entry) *lock.Lease {
 
 // newParallelLock is the lease of a parallel run: its slot's, renewed by
 // the lock package; a loss of the slot is a loss of the lease.
-func (s *Scheduler) newParallelLock(name string, written jobState, rev, token uint64, slot *lock.Lease) *heldLock {
+func (s *Scheduler) newParallelLock(name string, written history.Record, rev, token uint64, slot *lock.Lease) *heldLock {
 	ctx, end := context.WithCancelCause(context.Background())
 	cctx, cend := context.WithCancelCause(ctx)
 	l := &heldLock{s: s, name: name, owner: s.registry.ID(), id: parallelID(token), token: token, written: written, rev: rev,
@@ -226,7 +227,7 @@ func (p *parallelRuns) has(name string, token uint64) bool {
 }
 
 // runningParallel are st's running entries of parallel runs.
-func runningParallel(st *jobState) []Run {
+func runningParallel(st *history.Record) []Run {
 	var out []Run
 	for _, r := range st.Runs {
 		if r.Status == StatusRunning && r.Parallel {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/internal/registry"
 	"github.com/cronlock/cronlock/job"
 )
@@ -159,12 +160,12 @@ func (s *Scheduler) notPlacedHere(e *entry, tick time.Time, log zerolog.Logger) 
 // recorded them.
 func (h *History) missNoReplica(ctx context.Context, sched job.Schedule, name string, tick time.Time, on map[string]string) ([]Run, bool, error) {
 	var out []Run
-	_, rev, err := h.update(ctx, name, nil, 0, func(st *jobState) bool {
+	_, rev, err := h.update(ctx, name, nil, 0, func(st *history.Record) bool {
 		if !st.LastTick.IsZero() && !tick.After(st.LastTick) {
 			return false
 		}
 		req := claimRequest{sched: sched, run: Run{Job: name, Tick: tick}, gapReason: ReasonNoReplica}
-		out = append(addMissed(st, req, map[Reason]int{}), st.add(Run{Job: name, Tick: tick, Status: StatusMissed,
+		out = append(addMissed(st, req, map[Reason]int{}), st.Add(Run{Job: name, Tick: tick, Status: StatusMissed,
 			Reason: ReasonNoReplica, Ticks: 1, Error: fmt.Sprintf("1 tick at %s ran on no replica: none live matches on_replicas %s",
 				tick.UTC().Format(time.RFC3339), registryLabels(on))}))
 		st.LastTick = tick

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/job"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestMissedReason(t *testing.T) {
 	t.Parallel()
 	at := func(s int) time.Time { return time.Date(2026, 12, 1, 9, 0, s, 0, time.UTC) }
-	st := &jobState{Runs: []Run{
+	st := &history.Record{Runs: []Run{
 		{Tick: at(0), Start: at(0), End: at(3), Status: StatusSucceeded},                  // scheduled, 0-3 s
 		{Tick: at(10), Manual: true, Start: at(10), End: at(17), Status: StatusSucceeded}, // manual, 10-17 s
 		{Tick: at(20), Start: at(20), Status: StatusAbandoned},                            // died at some point

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cronlock/cronlock/internal/follow"
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/internal/kv"
 )
 
@@ -48,21 +49,21 @@ type view struct {
 	rerun       time.Time // zero: none pending
 	lastSuccess time.Time
 	lastFailure time.Time
-	runningOn   []string // owners with a run "running" (runningOnHeader)
-	definition  string   // of the last claim (definitionHeader)
+	runningOn   []string // owners with a run "running" (history.RunningOnHeader)
+	definition  string   // of the last claim (history.DefinitionHeader)
 	// holder is the lease holding the job's lock ("" free), rev the
 	// revision the watch delivered last and at when (local monotonic):
 	// see hold.go.
 	holder string
 	rev    uint64
 	at     time.Time
-	// token is the highest fencing token the watch has told (tokenHeader).
+	// token is the highest fencing token the watch has told (history.TokenHeader).
 	token uint64
 	// cancel is the lease a cancel request is for ("" none).
 	cancel string
 	// queued is the tick waiting for the job's run to end (zero: none).
 	queued time.Time
-	// backfill: a backfill is in progress (backfillHeader).
+	// backfill: a backfill is in progress (history.BackfillHeader).
 	backfill bool
 }
 
@@ -87,7 +88,7 @@ func (c *claims) watch(ctx context.Context, h *History, fs *followSet, changed f
 		if !c.follows(jobOf(key)) {
 			return // left the follow set; a follower being replaced delivered it
 		}
-		h.cache.seen(key, rev)
+		h.store.Seen(key, rev)
 		v := parseView(hdr)
 		v.rev, v.at = rev, time.Now()
 		c.observe(key, v)
@@ -96,17 +97,17 @@ func (c *claims) watch(ctx context.Context, h *History, fs *followSet, changed f
 }
 
 func parseView(hdr nats.Header) view {
-	v := view{suspended: hdr.Get(suspendedHeader) == "1", runningOn: hdr.Values(runningOnHeader),
-		definition: hdr.Get(definitionHeader), holder: hdr.Get(holderHeader),
-		cancel: hdr.Get(cancelHeader), backfill: hdr.Get(backfillHeader) != ""}
-	v.token, _ = strconv.ParseUint(hdr.Get(tokenHeader), 10, 64)
-	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(lastTickHeader))
-	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(rerunHeader))
-	v.queued, _ = time.Parse(time.RFC3339Nano, hdr.Get(queuedHeader))
-	if sec, err := strconv.ParseInt(hdr.Get(lastSuccessHeader), 10, 64); err == nil {
+	v := view{suspended: hdr.Get(history.SuspendedHeader) == "1", runningOn: hdr.Values(history.RunningOnHeader),
+		definition: hdr.Get(history.DefinitionHeader), holder: hdr.Get(history.HolderHeader),
+		cancel: hdr.Get(history.CancelHeader), backfill: hdr.Get(history.BackfillHeader) != ""}
+	v.token, _ = strconv.ParseUint(hdr.Get(history.TokenHeader), 10, 64)
+	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(history.LastTickHeader))
+	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(history.RerunHeader))
+	v.queued, _ = time.Parse(time.RFC3339Nano, hdr.Get(history.QueuedHeader))
+	if sec, err := strconv.ParseInt(hdr.Get(history.LastSuccessHeader), 10, 64); err == nil {
 		v.lastSuccess = time.Unix(sec, 0)
 	}
-	if sec, err := strconv.ParseInt(hdr.Get(lastFailureHeader), 10, 64); err == nil {
+	if sec, err := strconv.ParseInt(hdr.Get(history.LastFailureHeader), 10, 64); err == nil {
 		v.lastFailure = time.Unix(sec, 0)
 	}
 	return v

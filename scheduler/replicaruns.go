@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/job"
 )
 
@@ -53,7 +54,7 @@ func (h *History) ReplicaRecords(ctx context.Context, name string) ([]string, er
 	if err := job.ValidateName(name); err != nil {
 		return nil, err
 	}
-	lister, err := h.bucket.KeyValue().ListKeysFiltered(ctx, name+replicaRecordSep+"*")
+	lister, err := h.store.Bucket().KeyValue().ListKeysFiltered(ctx, name+replicaRecordSep+"*")
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: history: %w", err)
 	}
@@ -99,7 +100,7 @@ func (h *History) MergedState(ctx context.Context, name string) (JobState, error
 }
 
 // replicaOf is the owner of an every_replica record's runs.
-func replicaOf(st jobState) string {
+func replicaOf(st history.Record) string {
 	for _, r := range st.Runs {
 		if r.Owner != "" {
 			return r.Owner

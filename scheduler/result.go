@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cronlock/cronlock/internal/history"
 )
 
 // A run's result is written to the shared history before its lock is
@@ -40,7 +42,7 @@ const (
 // recordResult writes a finished run (its output under its own key first)
 // to the history, retrying as described above, and returns the run as
 // recorded and how the write went.
-func (s *Scheduler) recordResult(run Run, again *rerun, lease *heldLock, log zerolog.Logger) (Run, resultWrite) {
+func (s *Scheduler) recordResult(run Run, again *history.Rerun, lease *heldLock, log zerolog.Logger) (Run, resultWrite) {
 	w := resultWrite{output: run.Output == ""}
 	guess, rev := &lease.written, lease.rev
 	ctx, cancel := s.resultContext()
@@ -85,15 +87,16 @@ type resultWrite struct {
 // attempted even when the output failed, and decides the outcome. (Sharing
 // one timeout is how an output that NATS did not answer used to leave the
 // entry unsent.)
-func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *rerun, lease *heldLock, guess *jobState, rev uint64, w *resultWrite) (Run, error) {
+func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *history.Rerun, lease *heldLock, guess *history.Record, rev uint64, w *resultWrite) (Run, error) {
 	if !w.output {
 		octx, cancel := context.WithTimeout(ctx, recordTimeout)
-		w.output = s.history.putOutput(octx, run) == nil
+		w.output = s.history.store.PutOutput(octx, run) == nil
 		cancel()
 	}
 	rctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
-	recorded, freed, err := s.history.record(rctx, run, again, lease.id, lease.queuedForResult(), guess, rev)
+	recorded, freed, err := s.history.record(rctx, resultEntry{run: run, again: again, free: lease.id, queued: lease.queuedForResult(),
+		suspendAfter: lease.suspendAfter, guess: guess, rev: rev})
 	if freed {
 		lease.markFreed()
 	}
@@ -111,22 +114,38 @@ func (s *Scheduler) resultContext() (context.Context, context.CancelFunc) {
 	}
 }
 
-// record inserts or replaces run (matched by ID) in the history, with the
-// rerun it asks for (nil: none) and the tick it queues (zero: none), frees the job's
-// hold if it is lease free ("" none), and returns the run as recorded and whether it freed the hold.
-// guess and rev, if known (from claim), save a read when nothing else wrote
-// since.
-func (h *History) record(ctx context.Context, run Run, again *rerun, free string, queued time.Time, guess *jobState, rev uint64) (Run, bool, error) {
+// resultEntry is a finished run to record, with what its write does
+// besides.
+type resultEntry struct {
+	run   Run
+	again *history.Rerun // the rerun it asks for (nil: none)
+	// free is the lease whose hold the write frees ("" none).
+	free string
+	// queued is the tick it queues (zero: none; see overlap.go).
+	queued time.Time
+	// suspendAfter is the job's SuspendAfterFailures (0: never).
+	suspendAfter int
+	// guess and rev, if known (from the claim), save a read when nothing
+	// else wrote since.
+	guess *history.Record
+	rev   uint64
+}
+
+// record inserts or replaces re.run (matched by ID) in the history, with
+// what re asks besides, and returns the run as recorded and whether it
+// freed the hold.
+func (h *History) record(ctx context.Context, re resultEntry) (Run, bool, error) {
+	run, again, queued, free := re.run, re.again, re.queued, re.free
 	out, freed := run, false
-	_, _, err := h.update(ctx, run.Job, guess, rev, func(st *jobState) bool {
+	_, _, err := h.update(ctx, run.Job, re.guess, re.rev, func(st *history.Record) bool {
 		i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.ID == run.ID && r.Tick.Equal(run.Tick) })
 		if i < 0 {
-			out = st.add(run)
+			out = st.Add(run)
 		} else {
 			st.Runs[i] = run
-			st.noteResult(run)
+			st.NoteResult(run)
 			out = run
-			out.Previous = st.previous(i)
+			out.Previous = st.Previous(i)
 		}
 		if again != nil && st.LastTick.Equal(again.Tick) {
 			st.Rerun = again
@@ -134,7 +153,7 @@ func (h *History) record(ctx context.Context, run Run, again *rerun, free string
 		if queued.After(st.LastTick) && queued.After(st.Queued) {
 			st.Queued = queued // see overlap.go: a tick that came during the run
 		}
-		out.SuspendedAfter = suspendAfterFailures(st, out)
+		out.SuspendedAfter = suspendAfterFailures(st, out, re.suspendAfter)
 		freed = free != "" && st.Holder != nil && st.Holder.Lease == free
 		if freed {
 			st.Holder = nil
@@ -148,10 +167,10 @@ func (h *History) record(ctx context.Context, run Run, again *rerun, free string
 const autoSuspendedBy = "cronlock"
 
 // suspendAfterFailures suspends the job in st when r, just recorded, is
-// its r.suspendAfter-th failure in a row and it is not suspended yet, and
-// returns that count (0: nothing done).
-func suspendAfterFailures(st *jobState, r Run) int {
-	if r.suspendAfter <= 0 || !r.Failed() || st.Failures < r.suspendAfter || st.Suspended != nil {
+// its after-th failure in a row and it is not suspended yet, and returns
+// that count (0: nothing done).
+func suspendAfterFailures(st *history.Record, r Run, after int) int {
+	if after <= 0 || !r.Failed() || st.Failures < after || st.Suspended != nil {
 		return 0
 	}
 	st.Suspended = &Suspension{At: time.Now().UTC(), By: autoSuspendedBy,

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/internal/registry"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
@@ -122,7 +123,7 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	if err != nil {
 		return nil, err
 	}
-	h.cache = newStateCache()
+	h.store = history.NewStore(h.store.Bucket(), h.store.Size(), history.NewCache())
 	rb, err := registry.Open(ctx, js, o.ReplicaBucket, o.HistoryReplicas)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)

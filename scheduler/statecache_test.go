@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/internal/natstest"
 	"github.com/cronlock/cronlock/job"
 )
@@ -23,7 +24,8 @@ func TestStaleCacheNeverDecides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replica.cache = newStateCache()
+	cache := history.NewCache()
+	replica.store = history.NewStore(replica.store.Bucket(), replica.store.Size(), cache)
 	operator, err := OpenHistory(ctx, js, HistoryOptions{Bucket: "cache-test"})
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +38,7 @@ func TestStaleCacheNeverDecides(t *testing.T) {
 	if err := replica.Suspend(ctx, name, "replica", now); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok := replica.cache.get(name); !ok {
+	if _, _, ok := cache.Get(name); !ok {
 		t.Fatal("the replica's write was not cached: the test proves nothing")
 	}
 	if err := operator.Resume(ctx, name); err != nil {
@@ -66,7 +68,9 @@ func TestStaleCacheNeverDecides(t *testing.T) {
 	}
 	var c claimed
 	change := claimChange(claimRequest{sched: sched, run: Run{Job: name, Tick: now.Truncate(time.Second), Status: StatusRunning}, gapReason: ReasonNoReplica}, &c)
-	_, rev, err := replica.update(ctx, name, nil, 0, func(st *jobState) bool { return change(st, &hold{Owner: "replica", Lease: "l1", Token: 1}) })
+	_, rev, err := replica.update(ctx, name, nil, 0, func(st *history.Record) bool {
+		return change(st, &history.Hold{Owner: "replica", Lease: "l1", Token: 1})
+	})
 	if err != nil || rev == 0 {
 		t.Fatalf("claim: rev %v, err %v", rev, err)
 	}

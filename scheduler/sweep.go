@@ -7,14 +7,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/cronlock/cronlock/internal/history"
 )
 
 // Abandoned runs, found without waiting for a claim. A replica killed in a
 // run leaves the run "running" in the history; a claim of the job marks it
 // abandoned (markAbandoned), but for a daily job the next claim is a day
 // later, and so would be the failure's notification. So every replica
-// keeps, from the headers of the history's writes (runningOnHeader), which
+// keeps, from the headers of the history's writes (history.RunningOnHeader), which
 // owners have a run of which job "running" (orphans), and a sweep every
 // sweepEvery looks at the owners among them that are no longer live. For
 // each of a gone owner's jobs registered here, the replica the job is dealt
@@ -38,26 +38,11 @@ import (
 // jobs cost NATS calls. Runs recorded by a release without the header are
 // left to the next claim, as before.
 const (
-	// runningOnHeader is on every write of a job's state: one value per
-	// owner with a run of the job "running" (additive: older releases
-	// ignore it, and their writes lack it).
-	runningOnHeader = "Cronlock-Running-On"
-	sweepEvery      = time.Second
-	sweepFallback   = 3 * time.Second
+	sweepEvery    = time.Second
+	sweepFallback = 3 * time.Second
 	// maxSweeps bounds the jobs swept at once.
 	maxSweeps = 16
 )
-
-// addRunningOn adds runningOnHeader for the owners of st's runs in progress.
-func addRunningOn(hdr nats.Header, st *jobState) {
-	var owners []string
-	for _, r := range st.Runs {
-		if r.Status == StatusRunning && r.Owner != "" && !slices.Contains(owners, r.Owner) {
-			owners = append(owners, r.Owner)
-			hdr.Add(runningOnHeader, r.Owner)
-		}
-	}
-}
 
 // orphans indexes the jobs with a run "running", by owner, as the history
 // watch tells.
@@ -241,7 +226,7 @@ func (s *Scheduler) sweepJob(name string) {
 
 // holdLive reports whether the job's record at rev has a hold that is not
 // over (see hold.go); a record it has not yet seen counts as held.
-func (s *Scheduler) holdLive(name string, st *jobState, rev uint64) bool {
+func (s *Scheduler) holdLive(name string, st *history.Record, rev uint64) bool {
 	if st.Holder == nil {
 		return false
 	}
@@ -252,9 +237,9 @@ func (s *Scheduler) holdLive(name string, st *jobState, rev uint64) bool {
 // abandon marks the job's runs left "running" whose replica is gone as
 // abandoned and returns them, unless live says a hold keeps the record; a
 // hold that is over goes with them.
-func (h *History) abandon(ctx context.Context, name string, gone func(Run) bool, live func(string, *jobState, uint64) bool) ([]Run, error) {
+func (h *History) abandon(ctx context.Context, name string, gone func(Run) bool, live func(string, *history.Record, uint64) bool) ([]Run, error) {
 	var marked []Run
-	_, _, err := h.updateAt(ctx, name, nil, 0, func(st *jobState, rev uint64) bool {
+	_, _, err := h.updateAt(ctx, name, nil, 0, func(st *history.Record, rev uint64) bool {
 		if live(name, st, rev) {
 			marked = nil
 			return false

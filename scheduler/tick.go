@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 )
@@ -45,9 +46,9 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 	if e.job.Overlap == job.OverlapAllow {
 		return s.runParallel(e, tick, gapReason, log)
 	}
-	run := Run{Job: name, Tick: tick, Start: s.plannedStart(e, tick), Status: StatusRunning, definition: e.job.Definition}
+	run := Run{Job: name, Tick: tick, Start: s.plannedStart(e, tick), Status: StatusRunning}
 	var c claimed
-	req := claimRequest{sched: e.sched, run: run, gapReason: gapReason, held: e.heldSince(), gone: s.ownerGone(s.ctx),
+	req := claimRequest{sched: e.sched, run: run, definition: e.job.Definition, gapReason: gapReason, held: e.heldSince(), gone: s.ownerGone(s.ctx),
 		queueFirst: e.job.Overlap == job.OverlapQueue || e.job.Overlap == job.OverlapReplace}
 	lease, reason, err := s.lockTick(e, tick, claimChange(req, &c))
 	if lease == nil {
@@ -104,10 +105,10 @@ func (s *Scheduler) rerunTick(e *entry) {
 	defer s.runs.Done()
 	name := e.job.Name
 	log := s.log.With().Str("job", name).Time("tick", tick).Bool("rerun", true).Logger()
-	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning, definition: e.job.Definition}
-	var p *rerun
+	run := Run{Job: name, Tick: tick, Start: s.now(), Status: StatusRunning}
+	var p *history.Rerun
 	var c claimed
-	lease, reason, err := s.lockTick(e, time.Time{}, rerunChange(run, s.now(), s.ownerGone(s.ctx), &p, &c))
+	lease, reason, err := s.lockTick(e, time.Time{}, rerunChange(run, e.job.Definition, s.now(), s.ownerGone(s.ctx), &p, &c))
 	if lease == nil {
 		if reason != skipAlreadyRun {
 			s.skip(name, reason, err, log)
@@ -117,7 +118,7 @@ func (s *Scheduler) rerunTick(e *entry) {
 	defer s.release(lease)
 	defer s.slots.release()
 	run = c.run
-	run.interruptions = p.Interruptions
+	lease.interruptions = p.Interruptions
 	log = log.With().Str("owner", lease.Owner()).Uint64("token", lease.Token()).Logger()
 	s.runInGroup(s.hard, e, &run, lease, log)
 	e.slot.ranUntil = run.End
@@ -129,7 +130,7 @@ func (s *Scheduler) rerunTick(e *entry) {
 // wait). Without a lease it returns the reason to skip; with one, the
 // caller releases the slot. On a lease, c (filled by change) gets the
 // state written.
-func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*jobState, *hold) bool) (*heldLock, string, error) {
+func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*history.Record, *history.Hold) bool) (*heldLock, string, error) {
 	name := e.job.Name
 	if !tick.IsZero() && s.claims.covers(name, tick) {
 		return nil, skipAlreadyRun, nil

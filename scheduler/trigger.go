@@ -67,10 +67,10 @@ func (s *Scheduler) startManual(ctx context.Context, name string) (manualRun, er
 		return manualRun{}, err
 	}
 	now := s.now()
-	run := Run{Job: name, Tick: now, Manual: true, Start: now, Status: StatusRunning, definition: e.job.Definition}
+	run := Run{Job: name, Tick: now, Manual: true, Start: now, Status: StatusRunning}
 	var recorded Run
 	res, err := s.take(ctx, takeRequest{name: name, timeout: s.opts.AcquireTimeout,
-		change: manualChange(run, &recorded)})
+		change: manualChange(run, e.job.Definition, &recorded)})
 	if err != nil {
 		s.runs.Done()
 		return manualRun{}, fmt.Errorf("scheduler: Trigger %q: %w", name, err)

@@ -1,4 +1,4 @@
-package scheduler
+package history
 
 import (
 	"time"
@@ -53,11 +53,6 @@ const (
 	ReasonSuspended Reason = "suspended"
 )
 
-// MissedReasons are the reasons of missed entries: the values of the reason
-// label of cronlock_ticks_missed_total, each of which exists (at 0) for
-// every job from its start.
-var MissedReasons = []Reason{ReasonOverlap, ReasonNoReplica, ReasonOutage, ReasonLockHeld, ReasonGroupFull}
-
 // Run is one entry of a job's shared history.
 type Run struct {
 	Job string `json:"job"`
@@ -65,7 +60,7 @@ type Run struct {
 	ID     uint64    `json:"id,omitempty"`
 	Tick   time.Time `json:"tick"`
 	Manual bool      `json:"manual,omitempty"` // started by Trigger, not by the schedule
-	// Backfill: a run of a past tick that a backfill ran (History.Backfill).
+	// Backfill: a run of a past tick that a backfill ran (scheduler.History.Backfill).
 	Backfill bool `json:"backfill,omitempty"`
 	// Parallel: a run under overlap allow, which holds one of the job's
 	// parallel slots instead of its record (parallel.go).
@@ -82,7 +77,7 @@ type Run struct {
 	// the first of them.
 	Ticks int    `json:"ticks,omitempty"`
 	Error string `json:"error,omitempty"`
-	// By names who cancelled a cancelled run (History.Cancel), or the
+	// By names who cancelled a cancelled run (scheduler.History.Cancel), or the
 	// replica whose newer tick replaced it (Reason ReasonReplaced); empty
 	// for a run a shutdown cancelled.
 	By string `json:"by,omitempty"`
@@ -90,7 +85,7 @@ type Run struct {
 	// signal killed it); nil when the run had no process or has not ended.
 	ExitCode *int `json:"exit_code,omitempty"`
 	// Output is the tail of the run's output. It is kept under a key of
-	// its own, not in the job's state that every tick rewrites: History.Runs
+	// its own, not in the job's state that every tick rewrites: scheduler.History.Runs
 	// leaves it empty, History.Output reads it.
 	Output string `json:"output,omitempty"`
 	// Previous is the status of the job's entry before this one ("" for
@@ -105,22 +100,13 @@ type Run struct {
 	// (job.Job.SuspendAfterFailures): the count of failures in a row. Not
 	// stored; the "suspended" notification reads it.
 	SuspendedAfter int `json:"-"`
-
-	// interruptions of this run's tick before it (a rerun).
-	interruptions int
-	// suspendAfter is the job's SuspendAfterFailures, for the result's
-	// write.
-	suspendAfter int
-	// definition is the job.Job.Definition that made the run; add keeps it
-	// as the state's.
-	definition string
 }
 
-// cancelledOnRequest reports whether the entry is a run stopped by a
+// CancelledOnRequest reports whether the entry is a run stopped by a
 // cancel request (an operator's, or a newer tick replacing it): a choice,
 // not how the job ran, so no notification reads it as the job's previous
 // status.
-func (r Run) cancelledOnRequest() bool { return r.Status == StatusCancelled && r.By != "" }
+func (r Run) CancelledOnRequest() bool { return r.Status == StatusCancelled && r.By != "" }
 
 // Duration is End − Start, or 0 for a run that has not ended.
 func (r Run) Duration() time.Duration {
@@ -163,101 +149,4 @@ func (s RunStatus) NotSucceeded() bool {
 		return true
 	}
 	return s.Failed()
-}
-
-// jobState is the shared, durable state of one job: the last tick claimed by
-// any replica, its recent runs (oldest first), a pending rerun and whether
-// an operator suspended it. It is one key of the history bucket, updated
-// only with compare-and-swap.
-type jobState struct {
-	LastTick time.Time `json:"last_tick,omitzero"`
-	Runs     []Run     `json:"runs"`
-	// Seq is the ID of the last entry added to Runs.
-	Seq uint64 `json:"seq,omitempty"`
-	// LastSuccess and LastFailure outlive the runs they came from.
-	LastSuccess time.Time `json:"last_success,omitzero"`
-	LastFailure time.Time `json:"last_failure,omitzero"`
-	// Suspended is set by Suspend and cleared by Resume.
-	Suspended *Suspension `json:"suspended,omitempty"`
-	// Rerun is an interrupted tick waiting to be run again.
-	Rerun *rerun `json:"rerun,omitempty"`
-	// Definition is the job.Job.Definition of the last run added that had
-	// one (a claim, a manual run): see definition.go. Older releases
-	// ignore it.
-	Definition string `json:"definition,omitempty"`
-	// Holder is the run that holds the job's lock (see hold.go); nil while
-	// the lock is free.
-	Holder *hold `json:"holder,omitempty"`
-	// LastToken is the fencing token of the last hold taken: the next is
-	// one more (see nextToken).
-	LastToken uint64 `json:"last_token,omitempty"`
-	// Cancel asks the run holding the lock to stop (see cancel.go).
-	Cancel *cancelRequest `json:"cancel,omitempty"`
-	// Failures counts the job's failed runs since its last success (or
-	// resume), for job.Job.SuspendAfterFailures.
-	Failures int `json:"failures,omitempty"`
-	// Queued is a tick that came while the job ran, waiting for the run
-	// to end (job.OverlapQueue, OverlapReplace; see overlap.go).
-	Queued time.Time `json:"queued,omitzero"`
-	// Backfill is a backfill in progress (see backfill.go).
-	Backfill *backfill `json:"backfill,omitempty"`
-}
-
-// Suspension records an operator's suspend.
-type Suspension struct {
-	At time.Time `json:"at"`
-	By string    `json:"by,omitempty"`
-	// Note says why, for a suspension cronlock made itself ("suspended
-	// after 3 consecutive failures"); empty for an operator's.
-	Note string `json:"note,omitempty"`
-}
-
-// rerun is an interrupted tick of an InterruptRerun job, to be run again
-// before Until (the job's next tick).
-type rerun struct {
-	Tick          time.Time `json:"tick"`
-	Until         time.Time `json:"until"`
-	Attempts      int       `json:"attempts"`      // attempts made so far
-	Interruptions int       `json:"interruptions"` // interruptions so far
-}
-
-// add appends an entry, numbering it.
-func (st *jobState) add(r Run) Run {
-	st.Seq++
-	r.ID = st.Seq
-	if r.definition != "" {
-		st.Definition = r.definition
-	}
-	r.Previous = st.previous(len(st.Runs))
-	st.Runs = append(st.Runs, r)
-	st.noteResult(r)
-	return r
-}
-
-// noteResult keeps the times of the last success and failure.
-func (st *jobState) noteResult(r Run) {
-	switch {
-	case r.Succeeded():
-		st.LastSuccess = r.End
-		st.Failures = 0
-	case r.Failed():
-		st.Failures++
-		at := r.End
-		if at.IsZero() {
-			at = r.Tick
-		}
-		st.LastFailure = at
-	}
-}
-
-// previous is the status of the entry before index i, passing over
-// ticks missed for overlap (see Run.Previous) and anomaly notes (a repair
-// of the record says nothing of how the job ran).
-func (st *jobState) previous(i int) RunStatus {
-	for j := i - 1; j >= 0; j-- {
-		if r := st.Runs[j]; (r.Status != StatusMissed || r.Reason != ReasonOverlap) && r.Status != StatusAnomaly && !r.cancelledOnRequest() {
-			return r.Status
-		}
-	}
-	return ""
 }

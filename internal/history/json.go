@@ -1,4 +1,4 @@
-package scheduler
+package history
 
 import (
 	"encoding/json"
@@ -10,13 +10,13 @@ import (
 // Encoding a job's state is on every claim and every result (twice per
 // tick of every job), and encoding/json spends most of its time there on
 // the state's sixty-odd times (a MarshalJSON call, an allocation and a
-// re-validation of each). appendJSON writes the same bytes as
+// re-validation of each). AppendJSON writes the same bytes as
 // json.Marshal of the state with every run's Output emptied (outputs live
 // under their own keys), several times faster; TestStateJSONMatches holds
 // it to that. Decoding stays with encoding/json.
 
-// appendJSON appends the state's JSON to b, without the runs' outputs.
-func (st *jobState) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the record's JSON to b, without the runs' outputs.
+func (st *Record) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
 	if !st.LastTick.IsZero() {
@@ -84,8 +84,8 @@ func (st *jobState) appendJSON(b []byte) ([]byte, error) {
 }
 
 // appendRunControl appends the run control's fields: a cancel request,
-// the failures in a row, a queued tick (see cancel.go, overlap.go).
-func (st *jobState) appendRunControl(b []byte, err error) ([]byte, error) {
+// the failures in a row, a queued tick (the scheduler's cancel.go, overlap.go).
+func (st *Record) appendRunControl(b []byte, err error) ([]byte, error) {
 	if p := st.Cancel; p != nil {
 		b = appendString(append(b, `,"cancel":{"lease":`...), p.Lease)
 		if p.By != "" {

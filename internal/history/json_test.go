@@ -1,4 +1,4 @@
-package scheduler
+package history
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ func TestStateJSONMatches(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20261130, 8))
 	for i := range 3000 {
 		st := randomState(rng)
-		got, gotErr := st.appendJSON(nil)
+		got, gotErr := st.AppendJSON(nil)
 		want, wantErr := json.Marshal(withoutOutputs(st))
 		if (gotErr != nil) != (wantErr != nil) {
 			t.Fatalf("state %d: error %v, encoding/json's %v", i, gotErr, wantErr)
@@ -35,8 +35,8 @@ func TestStateJSONRefusesWhatEncodingJSONRefuses(t *testing.T) {
 		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 25*3600)),
 	} {
-		st := jobState{Runs: []Run{{Job: "j", Tick: at, Status: StatusSucceeded}}}
-		if _, err := st.appendJSON(nil); err == nil {
+		st := Record{Runs: []Run{{Job: "j", Tick: at, Status: StatusSucceeded}}}
+		if _, err := st.AppendJSON(nil); err == nil {
 			t.Errorf("%v: no error", at)
 		}
 		if _, err := json.Marshal(st); err == nil {
@@ -45,7 +45,7 @@ func TestStateJSONRefusesWhatEncodingJSONRefuses(t *testing.T) {
 	}
 }
 
-func withoutOutputs(st jobState) jobState {
+func withoutOutputs(st Record) Record {
 	if st.Runs != nil {
 		runs := make([]Run, len(st.Runs))
 		copy(runs, st.Runs)
@@ -64,8 +64,8 @@ var stateStrings = []string{
 	`a"b`, `a\b`, "a<b", "a>b", "a&b", "a\x1fb", "a\u00e9b",
 }
 
-func randomState(rng *rand.Rand) jobState {
-	st := jobState{LastTick: randomTime(rng), Seq: uint64(rng.IntN(3)) * rng.Uint64N(1<<40),
+func randomState(rng *rand.Rand) Record {
+	st := Record{LastTick: randomTime(rng), Seq: uint64(rng.IntN(3)) * rng.Uint64N(1<<40),
 		LastSuccess: randomTime(rng), LastFailure: randomTime(rng)}
 	if n := rng.IntN(5); n > 0 {
 		st.Runs = make([]Run, n-1) // n == 1: empty, not nil
@@ -77,22 +77,22 @@ func randomState(rng *rand.Rand) jobState {
 		st.Suspended = &Suspension{At: randomTime(rng), By: randomString(rng), Note: randomString(rng)}
 	}
 	if rng.IntN(3) == 0 {
-		st.Rerun = &rerun{Tick: randomTime(rng), Until: randomTime(rng), Attempts: rng.IntN(4) - 1, Interruptions: rng.IntN(3)}
+		st.Rerun = &Rerun{Tick: randomTime(rng), Until: randomTime(rng), Attempts: rng.IntN(4) - 1, Interruptions: rng.IntN(3)}
 	}
 	if rng.IntN(2) == 0 {
 		st.Definition = randomString(rng) // "" included: omitted
 	}
 	if rng.IntN(2) == 0 {
-		st.Holder = &hold{Owner: randomString(rng), Lease: randomString(rng), Token: rng.Uint64(), Since: randomTime(rng), At: randomTime(rng)}
+		st.Holder = &Hold{Owner: randomString(rng), Lease: randomString(rng), Token: rng.Uint64(), Since: randomTime(rng), At: randomTime(rng)}
 	}
 	st.LastToken = uint64(rng.IntN(2)) * rng.Uint64()
 	if rng.IntN(2) == 0 {
-		st.Cancel = &cancelRequest{Lease: randomString(rng), By: randomString(rng), At: randomTime(rng), Reason: Reason(randomString(rng))}
+		st.Cancel = &CancelRequest{Lease: randomString(rng), By: randomString(rng), At: randomTime(rng), Reason: Reason(randomString(rng))}
 	}
 	st.Failures = rng.IntN(3) * rng.IntN(1000)
 	st.Queued = randomTime(rng)
 	if rng.IntN(2) == 0 {
-		st.Backfill = &backfill{From: randomTime(rng), To: randomTime(rng), Next: randomTime(rng), Total: rng.IntN(1000),
+		st.Backfill = &Backfill{From: randomTime(rng), To: randomTime(rng), Next: randomTime(rng), Total: rng.IntN(1000),
 			Done: rng.IntN(3), By: randomString(rng), At: randomTime(rng)}
 	}
 	return st
@@ -103,7 +103,7 @@ func randomRun(rng *rand.Rand) Run {
 		Owner: randomString(rng), Token: uint64(rng.IntN(2)) * rng.Uint64(), Attempts: rng.IntN(3),
 		Start: randomTime(rng), End: randomTime(rng), Status: RunStatus(randomString(rng)), Reason: Reason(randomString(rng)),
 		Ticks: rng.IntN(3) * rng.IntN(100000), Error: randomString(rng), By: randomString(rng), Output: randomString(rng),
-		Previous: RunStatus(randomString(rng)), interruptions: rng.IntN(3)}
+		Previous: RunStatus(randomString(rng))}
 	if rng.IntN(2) == 0 {
 		code := rng.IntN(300) - 20
 		r.ExitCode = &code
@@ -132,11 +132,11 @@ func randomTime(rng *rand.Rand) time.Time {
 // BenchmarkStateJSON: encoding a job's state of 20 runs, as every claim
 // and result does, with encoding/json and with appendJSON.
 func BenchmarkStateJSON(b *testing.B) {
-	var st jobState
+	var st Record
 	t0 := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
-	for i := range DefaultHistorySize {
+	for i := range 20 { // the default history size
 		tick := t0.Add(time.Duration(i) * time.Second)
-		st.add(Run{Job: "bench.job-0001", Tick: tick, Owner: "host-1234-abcdef", Token: 123456 + uint64(i), Attempts: 1,
+		st.Add(Run{Job: "bench.job-0001", Tick: tick, Owner: "host-1234-abcdef", Token: 123456 + uint64(i), Attempts: 1,
 			Start: tick.Add(345678912 * time.Nanosecond), End: tick.Add(346678912 * time.Nanosecond), Status: StatusSucceeded})
 	}
 	st.LastTick = st.Runs[len(st.Runs)-1].Tick
@@ -149,7 +149,7 @@ func BenchmarkStateJSON(b *testing.B) {
 	})
 	b.Run("appendJSON", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := st.appendJSON(make([]byte, 0, 256+256*len(st.Runs))); err != nil {
+			if _, err := st.AppendJSON(make([]byte, 0, 256+256*len(st.Runs))); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,18 +1,18 @@
-package scheduler
+package history
 
 import (
 	"slices"
 	"sync"
 )
 
-// stateCache keeps, per job, the last state this replica wrote or read
+// Cache keeps, per job, the last state this replica wrote or read
 // with its revision, so that the next update of the job starts from it
 // instead of a read of the key and a decode of its JSON. The replica a
 // tick is dealt to is usually the same from one tick to the next, so a
 // claim then costs one write instead of a read and a write.
 //
 // It is a guess, never the truth: a write from it is a compare-and-swap
-// on its revision, which fails if anyone wrote since, and History.update
+// on its revision, which fails if anyone wrote since, and Store.Update
 // then reads the key. The watch of the bucket (seen) drops an entry as
 // soon as another write of its key is delivered, which saves most of
 // those failed writes.
@@ -21,36 +21,36 @@ import (
 // history): a replica of 100,000 daily jobs gains nothing from keeping
 // what it wrote a day ago, and would pay hundreds of MB. Past the bound a
 // put drops another job's state, any one: a miss costs one read.
-type stateCache struct {
+type Cache struct {
 	mu     sync.Mutex
 	m      map[string]cachedState
 	states int // entries with a state (rev > 0)
 }
 
-// maxCachedStates bounds the states a stateCache keeps.
+// maxCachedStates bounds the states a Cache keeps.
 const maxCachedStates = 4096
 
 type cachedState struct {
-	st  jobState
+	st  Record
 	rev uint64 // 0: no state cached (only seen is known)
 	// seen is the highest revision of the key the watch delivered.
 	seen uint64
 }
 
-func newStateCache() *stateCache {
-	return &stateCache{m: map[string]cachedState{}}
+func NewCache() *Cache {
+	return &Cache{m: map[string]cachedState{}}
 }
 
-// get returns a copy of the cached state of the job and its revision.
-func (c *stateCache) get(name string) (jobState, uint64, bool) {
+// Get returns a copy of the cached state of the job and its revision.
+func (c *Cache) Get(name string) (Record, uint64, bool) {
 	if c == nil {
-		return jobState{}, 0, false
+		return Record{}, 0, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[name]
 	if !ok || e.rev == 0 || e.rev < e.seen {
-		return jobState{}, 0, false
+		return Record{}, 0, false
 	}
 	st := e.st
 	st.Runs = slices.Clone(st.Runs)
@@ -58,7 +58,7 @@ func (c *stateCache) get(name string) (jobState, uint64, bool) {
 }
 
 // put caches st at rev, unless the watch already delivered a later write.
-func (c *stateCache) put(name string, st jobState, rev uint64) {
+func (c *Cache) put(name string, st Record, rev uint64) {
 	if c == nil || rev == 0 {
 		return
 	}
@@ -79,7 +79,7 @@ func (c *stateCache) put(name string, st jobState, rev uint64) {
 
 // makeRoom drops the state of a job other than name while the cache holds
 // maxCachedStates of them. c.mu is held.
-func (c *stateCache) makeRoom(name string) {
+func (c *Cache) makeRoom(name string) {
 	for other, e := range c.m {
 		if c.states < maxCachedStates {
 			return
@@ -91,16 +91,16 @@ func (c *stateCache) makeRoom(name string) {
 }
 
 // forget drops e's state, keeping what the watch has seen. c.mu is held.
-func (c *stateCache) forget(name string, e cachedState) {
+func (c *Cache) forget(name string, e cachedState) {
 	if e.rev != 0 {
 		c.states--
 	}
-	e.st, e.rev = jobState{}, 0
+	e.st, e.rev = Record{}, 0
 	c.m[name] = e
 }
 
 // drop forgets the job's cached state (a write from it failed).
-func (c *stateCache) drop(name string) {
+func (c *Cache) drop(name string) {
 	if c == nil {
 		return
 	}
@@ -111,7 +111,7 @@ func (c *stateCache) drop(name string) {
 
 // seen notes a write of the job's key delivered by the watch: a cached
 // state older than it is stale.
-func (c *stateCache) seen(name string, rev uint64) {
+func (c *Cache) seen(name string, rev uint64) {
 	if c == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package scheduler
+package history
 
 import (
 	"fmt"
@@ -9,17 +9,17 @@ import (
 // jobs, and the one just put is always among them.
 func TestStateCacheIsBounded(t *testing.T) {
 	t.Parallel()
-	c := newStateCache()
+	c := NewCache()
 	for i := range 3 * maxCachedStates {
 		name := fmt.Sprintf("job-%d", i)
-		c.put(name, jobState{Seq: uint64(i)}, uint64(i+1))
-		if _, _, ok := c.get(name); !ok {
+		c.put(name, Record{Seq: uint64(i)}, uint64(i+1))
+		if _, _, ok := c.Get(name); !ok {
 			t.Fatalf("%s: not cached right after its put", name)
 		}
 	}
 	held := 0
 	for name := range c.m {
-		if _, _, ok := c.get(name); ok {
+		if _, _, ok := c.Get(name); ok {
 			held++
 		}
 	}
