@@ -151,13 +151,8 @@ func (h *History) tidy(st *history.Record) {
 	dropStaleQueued(st)
 }
 
-// update applies change to the job's state with compare-and-swap, retrying
-// on conflicts, and returns the state written and its revision. change
-// returns false to leave the state as it is (then the revision is 0). A
-// caller that knows the current state and revision passes them as a first
-// guess to save a read; without one the cache's is taken. A guess may be
-// stale, so only a state read from the key can decide that nothing
-// changes: change returning false on a guess costs a read and a retry.
+// update is history.Store.Update (guess, cache, compare-and-swap retries)
+// of the record read with repairs (readPeek) and tidied before each write.
 func (h *History) update(ctx context.Context, name string, guess *history.Record, rev uint64, change func(*history.Record) bool) (history.Record, uint64, error) {
 	return h.updateAt(ctx, name, guess, rev, func(st *history.Record, _ uint64) bool { return change(st) })
 }
