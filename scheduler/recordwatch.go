@@ -96,21 +96,43 @@ func (c *claims) watch(ctx context.Context, h *History, fs *followSet, changed f
 	return c.refollow(ctx, h, fs)
 }
 
+// parseView reads the watch's view of a record from its headers. A header
+// that is absent reads as zero, without the error its parse would
+// allocate: most records have no rerun, queued tick or failure.
 func parseView(hdr nats.Header) view {
 	v := view{suspended: hdr.Get(history.SuspendedHeader) == "1", runningOn: hdr.Values(history.RunningOnHeader),
 		definition: hdr.Get(history.DefinitionHeader), holder: hdr.Get(history.HolderHeader),
 		cancel: hdr.Get(history.CancelHeader), backfill: hdr.Get(history.BackfillHeader) != ""}
 	v.token, _ = strconv.ParseUint(hdr.Get(history.TokenHeader), 10, 64)
-	v.lastTick, _ = time.Parse(time.RFC3339Nano, hdr.Get(history.LastTickHeader))
-	v.rerun, _ = time.Parse(time.RFC3339Nano, hdr.Get(history.RerunHeader))
-	v.queued, _ = time.Parse(time.RFC3339Nano, hdr.Get(history.QueuedHeader))
-	if sec, err := strconv.ParseInt(hdr.Get(history.LastSuccessHeader), 10, 64); err == nil {
-		v.lastSuccess = time.Unix(sec, 0)
-	}
-	if sec, err := strconv.ParseInt(hdr.Get(history.LastFailureHeader), 10, 64); err == nil {
-		v.lastFailure = time.Unix(sec, 0)
-	}
+	v.lastTick = headerTime(hdr, history.LastTickHeader)
+	v.rerun = headerTime(hdr, history.RerunHeader)
+	v.queued = headerTime(hdr, history.QueuedHeader)
+	v.lastSuccess = headerUnix(hdr, history.LastSuccessHeader)
+	v.lastFailure = headerUnix(hdr, history.LastFailureHeader)
 	return v
+}
+
+// headerTime is the RFC 3339 time in header key, zero if absent or bad.
+func headerTime(hdr nats.Header, key string) time.Time {
+	s := hdr.Get(key)
+	if s == "" {
+		return time.Time{}
+	}
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// headerUnix is the Unix seconds in header key, zero if absent or bad.
+func headerUnix(hdr nats.Header, key string) time.Time {
+	s := hdr.Get(key)
+	if s == "" {
+		return time.Time{}
+	}
+	sec, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0)
 }
 
 // stop ends the watch.

@@ -53,12 +53,29 @@ func (c *Cache) Get(name string) (Record, uint64, bool) {
 		return Record{}, 0, false
 	}
 	st := e.st
-	st.Runs = slices.Clone(st.Runs)
+	st.Runs = CloneRuns(st.Runs)
 	return st, e.rev, true
 }
 
-// put caches st at rev, unless the watch already delivered a later write.
+// CloneRuns copies runs with room for one more: the claim that changes a
+// copy adds an entry, which otherwise reallocated the whole slice again.
+func CloneRuns(runs []Run) []Run {
+	if runs == nil {
+		return nil
+	}
+	return append(make([]Run, 0, len(runs)+1), runs...)
+}
+
+// put caches a copy of st at rev, unless the watch already delivered a
+// later write.
 func (c *Cache) put(name string, st Record, rev uint64) {
+	st.Runs = slices.Clone(st.Runs)
+	c.keep(name, st, rev)
+}
+
+// keep caches st at rev as put does, but st itself: its runs must never be
+// changed in place again (Store.Update's contract).
+func (c *Cache) keep(name string, st Record, rev uint64) {
 	if c == nil || rev == 0 {
 		return
 	}
@@ -72,7 +89,6 @@ func (c *Cache) put(name string, st Record, rev uint64) {
 		c.makeRoom(name)
 		c.states++
 	}
-	st.Runs = slices.Clone(st.Runs)
 	e.st, e.rev = st, rev
 	c.m[name] = e
 }

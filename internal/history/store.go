@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 
@@ -112,16 +112,30 @@ func (s *Store) Put(ctx context.Context, name string, st *Record, rev uint64) (u
 	if over := len(st.Runs) - s.size; over > 0 {
 		st.Runs = st.Runs[over:]
 	}
-	data, err := st.AppendJSON(make([]byte, 0, 256+256*len(st.Runs))) // outputs live under their own keys
+	buf := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(buf)
+	data, err := st.AppendJSON((*buf)[:0]) // outputs live under their own keys
 	if err != nil {
 		return 0, err
 	}
+	*buf = data
 	newRev, err := s.bucket.Put(ctx, kv.Write{Key: name, Value: data, Header: Header(st), Expected: rev})
 	if kv.IsConflict(err) {
 		return 0, nil
 	}
 	return newRev, err
 }
+
+// encodeBuffers are the buffers records are encoded into to be written: a
+// record of 20 runs is about 5 KB, allocated and collected at every write
+// before. A buffer is reused once its write is answered: the NATS client
+// has copied it into its own by then (a synchronous publish).
+var encodeBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, encodeBufferSize)
+	return &b
+}}
+
+const encodeBufferSize = 8 << 10
 
 // ReadFunc reads the record an Update starts from, when it has no guess:
 // Get, or a read that repairs what it reads first.
@@ -130,7 +144,10 @@ type ReadFunc func(ctx context.Context) (Record, uint64, error)
 // Update applies change to the job's record with compare-and-swap,
 // retrying on conflicts, and returns the record written and its revision.
 // change is given the record and the revision it changes, and returns
-// false to leave the record as it is (then the revision is 0).
+// false to leave the record as it is (then the revision is 0). A record
+// written shares its runs with the cache, which saves copying them on
+// every write: callers read it, or pass it as a later guess (which is
+// copied before change), but never change its runs in place.
 //
 // A caller that knows the current record and revision passes them as a
 // first guess to save a read; without one the cache's is taken. A guess
@@ -152,7 +169,7 @@ func (s *Store) Update(ctx context.Context, name string, guess *Record, rev uint
 		if guessed {
 			st, guess = *guess, nil
 			if !private {
-				st.Runs = slices.Clone(st.Runs) // change edits runs in place
+				st.Runs = CloneRuns(st.Runs) // change edits runs in place
 			}
 		} else {
 			var err error
@@ -175,7 +192,7 @@ func (s *Store) Update(ctx context.Context, name string, guess *Record, rev uint
 			return Record{}, 0, err
 		}
 		if newRev != 0 {
-			s.cache.put(name, st, newRev)
+			s.cache.keep(name, st, newRev) // not a copy: see the contract above
 			return st, newRev, nil
 		}
 	}
