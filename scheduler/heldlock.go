@@ -26,8 +26,12 @@ type heldLock struct {
 	rev     uint64
 
 	stop   chan struct{} // closed by settle: renewal ends
-	exited chan struct{} // closed when the renewal goroutine returns
+	exited chan struct{} // closed when the renewal goroutine returns, or settle stopped it from starting
 	once   sync.Once
+	// renewal starts keep at the first renewal: a run that ends before
+	// then (most cron jobs' runs are shorter than RenewInterval) costs no
+	// goroutine and no timers for it. nil: nothing to renew (parallel.go).
+	renewal *time.Timer
 
 	mu       sync.Mutex
 	deadline time.Time
@@ -78,7 +82,8 @@ func (s *Scheduler) newHeldLock(name string, written history.Record, rev uint64,
 		deadline: s.holds.safeDeadline(sent), moved: make(chan struct{}), ctx: ctx, end: end,
 		cancelled: cctx, cancelSoon: cend}
 	s.inHand.add(l)
-	go l.keep()
+	// By the local safe deadline at the latest, whose timer keep sets.
+	l.renewal = time.AfterFunc(min(s.holds.renew, time.Until(l.deadline)), l.keep)
 	go l.followRecord()
 	return l
 }
@@ -148,13 +153,17 @@ func (l *heldLock) expired() bool {
 	return true
 }
 
-// keep renews the hold until settle or its loss.
+// keep renews the hold until settle or its loss, from its first renewal
+// or the local safe deadline, whichever comes first (the renewal timer
+// starts it then; the deadline comes first only for a frozen process, or
+// a RenewInterval near the lease): past the deadline its timer here fires
+// at once.
 func (l *heldLock) keep() {
 	defer close(l.exited)
 	t := l.s.holds
 	deadline := time.NewTimer(time.Until(l.localDeadline()))
 	defer deadline.Stop()
-	renew := time.NewTimer(t.renew)
+	renew := time.NewTimer(0) // the first renewal is due
 	defer renew.Stop()
 	for retry := 0; ; {
 		select {
@@ -232,7 +241,12 @@ func (l *heldLock) lose(reason string) {
 // result is about to free the hold (a renewal after that would read as a
 // loss).
 func (l *heldLock) settle() {
-	l.once.Do(func() { close(l.stop) })
+	l.once.Do(func() {
+		close(l.stop)
+		if l.renewal != nil && l.renewal.Stop() {
+			close(l.exited) // keep never started
+		}
+	})
 	<-l.exited
 }
 

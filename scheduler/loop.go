@@ -38,7 +38,7 @@ func (s *Scheduler) startLoop(e *entry) {
 	}
 }
 
-// work runs f for the busy entry e on a goroutine of its own, then what
+// work runs f for the busy entry e on a worker (workers.go), then what
 // reschedule hands back, until e is queued again (or stopped).
 func (s *Scheduler) work(e *entry, f func()) {
 	q := s.timers
@@ -50,13 +50,13 @@ func (s *Scheduler) work(e *entry, f func()) {
 	}
 	s.loops.Add(1) // under q.mu, before shutdown's Wait
 	q.mu.Unlock()
-	go func() {
+	s.workers.run(func() {
 		defer s.loops.Done()
 		for f != nil {
 			f()
 			f = s.reschedule(e)
 		}
-	}()
+	})
 }
 
 // reschedule ends the busy entry e's work in hand: it returns the next work
@@ -98,7 +98,9 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 	for {
 		due, wait, ok := q.popDue(s.now())
 		for _, e := range due {
-			s.work(e, s.wakeWork(e))
+			if f := s.wakeWork(e); f != nil {
+				s.work(e, f)
+			}
 		}
 		var t clockwork.Timer
 		var fire <-chan time.Time
@@ -120,13 +122,26 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 	}
 }
 
-// wakeWork is what a job taken out of the queue does: try its tick (never
-// one tick twice), or retry its catch-up after an outage.
+// wakeWork is what a job taken out of the queue does on a worker: try its
+// tick (never one tick twice), or retry its catch-up after an outage. It
+// returns nil when the dispatcher has dealt with the job itself: queued
+// it again for its turn at the tick (queueTurn), or skipped a tick another
+// replica has claimed (skipClaimed); then it hands back what reschedule
+// does, the work offered meanwhile if any.
 func (s *Scheduler) wakeWork(e *entry) func() {
-	if e.slot.kind == wakeRecover {
+	switch e.slot.kind {
+	case wakeRecover:
 		return func() { s.recover(e) }
+	case wakeTick:
+		if s.queueTurn(e) {
+			return nil
+		}
 	}
 	tick := e.slot.tick
+	if s.skipClaimed(e, tick) {
+		e.slot.last = tick
+		return s.reschedule(e)
+	}
 	return func() {
 		e.slot.last = tick
 		s.runTick(e, tick, ReasonNoReplica)
@@ -152,8 +167,10 @@ func (s *Scheduler) offer(e *entry, kind offerKind) {
 	case q.closed || e.slot.stopped:
 		q.mu.Unlock()
 		return
-	case e.slot.busy || e.slot.index < 0:
-		e.slot.pending |= kind // on offer: taken after the work in hand, or at the start
+	case e.slot.busy || e.slot.index < 0 || e.slot.kind == wakeTurn:
+		// On offer: taken after the work in hand (a tick waiting for its
+		// turn is work in hand), or at the start.
+		e.slot.pending |= kind
 		q.mu.Unlock()
 		return
 	}

@@ -40,6 +40,7 @@ type Scheduler struct {
 	health    registry.Health
 	orphans   *orphans
 	timers    *timerQueue
+	workers   *workers
 	gaps      gapCache
 	schedules scheduleCache
 	m         *metrics
@@ -137,7 +138,7 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	s := &Scheduler{
 		opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
-		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(),
+		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(), workers: newWorkers(),
 		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}), legacy: locker,
 		groups: groupSlots{locker: locker, js: js, timeout: o.AcquireTimeout},
 	}
@@ -275,6 +276,7 @@ func (s *Scheduler) shutdown() {
 		<-done
 	}
 	s.hardCancel()
+	s.workers.stop()
 }
 
 // reapGrace bounds how long a shutdown waits for holds whose write had no

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // Spreading load over replicas. At a tick, every replica's loop for every
@@ -29,35 +31,118 @@ const (
 	maxBusySteps    = 10
 )
 
-// waitTurn waits for this replica's turn at the job's tick, then for a run
-// slot (Options.MaxConcurrentRuns). It returns ctx's error if ctx ends
-// first; then no slot is held.
+// waitTurn waits for this replica's turn at the job's tick (unless the job
+// waited for it in the timer queue: queueTurn), then for a run slot
+// (Options.MaxConcurrentRuns). It returns ctx's error if ctx ends first;
+// then no slot is held.
 func (s *Scheduler) waitTurn(ctx context.Context, e *entry, tick time.Time) error {
-	if d := s.spreadDelay(e, tick); d > 0 {
-		t := s.clock.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.Chan():
+	if !s.turnTaken(e, tick) {
+		if err := s.sleep(ctx, s.spreadDelay(e, tick)); err != nil {
+			return err
 		}
 	}
 	return s.slots.acquire(ctx)
 }
 
+// sleep waits d by the scheduler's clock, or until ctx ends (its error).
+func (s *Scheduler) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.Chan():
+		return nil
+	}
+}
+
 // spreadDelay is this replica's wait before trying the job's lock at tick
 // (a zero tick: a rerun, which waits only for being busy).
 func (s *Scheduler) spreadDelay(e *entry, tick time.Time) time.Duration {
+	d, _ := s.turn(e, tick)
+	return d
+}
+
+// turn is spreadDelay with this replica's rank for the job at tick (0
+// when it is alone, or the tick is zero).
+func (s *Scheduler) turn(e *entry, tick time.Time) (time.Duration, int) {
 	live := s.liveFor(e)
 	if len(live) < 2 {
-		return 0
+		return 0, 0
 	}
-	name := e.job.Name
 	if tick.IsZero() {
-		return turnDelay(0, false, s.busy(tick))
+		return turnDelay(0, false, s.busy(tick)), 0
 	}
 	late := s.now().Sub(s.wakeFor(e, tick)) > maxLateToSpread
-	return spreadWait(s.rank(name, live, tick), late, s.busy(tick), s.untilStart(e, tick))
+	rank := s.rank(e.job.Name, live, tick)
+	return spreadWait(rank, late, s.busy(tick), s.untilStart(e, tick)), rank
+}
+
+// Waiting for a turn in the timer queue. A replica the job is not dealt to
+// (rank 1 and beyond) waits for its turn at the tick in the timer queue,
+// not on a worker, and then, in the common case, finds that the watch has
+// delivered the dealt replica's claim and skips the tick in the
+// dispatcher: the tick costs it no goroutine, context, timer or log
+// context, only the claim's delivery. Waiting on a worker for its turn (to
+// be woken early by the claim) was about a third of a replica's CPU per
+// job-tick at 100 job-ticks/s on three replicas, two thirds of its ticks
+// being dealt elsewhere (BENCHMARKS.md). What runs does not change: the
+// turn is the same wait, and a tick not claimed by then is tried as before.
+
+// queueTurn puts e, woken for its tick, back in the timer queue until its
+// turn at the tick when another replica ranks above it for the job, and
+// reports whether it did; its tick is then work in hand (offer). The
+// dealt replica, and a lone one, is not queued again: it tries at once,
+// or waits only for its busy steps, on a worker.
+func (s *Scheduler) queueTurn(e *entry) bool {
+	tick := e.slot.tick
+	if s.claims.covers(e.job.Name, tick) {
+		return false // claimed already (in a lead): skipClaimed
+	}
+	d, rank := s.turn(e, tick)
+	if rank == 0 || d <= 0 {
+		return false
+	}
+	at := s.now().Add(d)
+	q := s.timers
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case e.slot.pending != 0:
+		return false // work offered meanwhile: taken after the tick, as on a worker
+	case e.slot.stopped || q.closed:
+		e.slot.busy = false
+		return true
+	}
+	e.slot.at, e.slot.kind = at.UnixNano(), wakeTurn
+	e.slot.busy = false
+	q.push(e)
+	return true
+}
+
+// turnTaken reports whether e waited in the timer queue for its turn at
+// tick (queueTurn): e is busy with tick, woken for its turn. Only the
+// worker working e calls it.
+func (s *Scheduler) turnTaken(e *entry, tick time.Time) bool {
+	return e.slot.kind == wakeTurn && !tick.IsZero() && e.slot.tick.Equal(tick)
+}
+
+// skipClaimed skips e's tick in the dispatcher, without a worker, when the
+// watch has delivered another replica's claim of it (or of a later tick)
+// and runTick would skip it as already run; it reports whether it did.
+func (s *Scheduler) skipClaimed(e *entry, tick time.Time) bool {
+	if !s.claims.covers(e.job.Name, tick) || s.deferring() || !s.matchesHere(e) || !s.followsHere(e) {
+		return false
+	}
+	log := s.log
+	if log.GetLevel() <= zerolog.DebugLevel {
+		log = log.With().Str("job", e.job.Name).Time("tick", tick).Logger()
+	}
+	s.skip(e.job.Name, skipAlreadyRun, nil, log)
+	return true
 }
 
 // spreadWait is the wait before trying a job's lock of a replica ranked

@@ -31,6 +31,9 @@ type wakeKind uint8
 const (
 	wakeTick    wakeKind = iota // its next tick (plus jitter) has come
 	wakeRecover                 // retry the catch-up after an outage
+	// wakeTurn: its turn at the tick has come, after the replicas ranked
+	// above it for the job (spread.go, queueTurn).
+	wakeTurn
 )
 
 // slot is an entry's place in the timer queue; guarded by timerQueue.mu.
