@@ -1,23 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"runtime/pprof"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cronlock/cronlock/bench/internal/childproc"
 	"github.com/cronlock/cronlock/internal/kv"
 )
 
@@ -44,13 +40,8 @@ type serverSnap struct {
 }
 
 type clientProc struct {
-	index  int
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string    // stdout lines
-	reads  sync.WaitGroup // stdout and stderr readers, done at EOF
-	report *clientReport
-	err    error
+	*childproc.Proc[clientReport]
+	index int
 }
 
 // bench runs one configuration end to end.
@@ -76,9 +67,8 @@ func bench(ctx context.Context, c config) (*result, error) {
 	procs := make([]*clientProc, c.Clients)
 	defer func() { // never leave a client behind
 		for _, p := range procs {
-			if p != nil && p.cmd.ProcessState == nil {
-				p.cmd.Process.Kill()
-				p.wait()
+			if p != nil {
+				p.Stop()
 			}
 		}
 	}()
@@ -167,7 +157,7 @@ func startClients(c config, url string, procs []*clientProc) error {
 	}
 	readyBy := time.After(startupTimeout)
 	for _, p := range procs {
-		if err := p.expect(readyLine, readyBy); err != nil {
+		if err := p.Expect(readyLine, readyBy); err != nil {
 			return fmt.Errorf("client %d: %w", p.index, err)
 		}
 	}
@@ -186,7 +176,7 @@ func measure(c config, procs []*clientProc, snap func() serverSnap) (window, err
 	start := time.Now().Add(lead).Truncate(time.Second).Add(time.Second)
 	w := window{start: start, end: start.Add(c.Duration)}
 	for _, p := range procs {
-		fmt.Fprintf(p.stdin, "%s %d %d\n", goWord, w.start.UnixNano(), w.end.UnixNano())
+		fmt.Fprintf(p.Stdin, "%s %d %d\n", goWord, w.start.UnixNano(), w.end.UnixNano())
 	}
 	c.logf("clients ready; window %s to %s", w.start.Format("15:04:05.000"), w.end.Format("15:04:05.000"))
 
@@ -213,21 +203,21 @@ func gather(procs []*clientProc) ([]*clientReport, error) {
 	reportBy := time.After(reportGrace)
 	var errs []error
 	for _, p := range procs {
-		p.collect(reportBy)
-		if p.err != nil {
-			errs = append(errs, fmt.Errorf("client %d: %w", p.index, p.err))
+		p.Collect(reportBy, func(r *clientReport) string { return r.Error })
+		if p.Err != nil {
+			errs = append(errs, fmt.Errorf("client %d: %w", p.index, p.Err))
 		}
 	}
 	for _, p := range procs {
-		p.wait()
-		if code := p.cmd.ProcessState.ExitCode(); code != 0 && p.err == nil {
+		p.Wait()
+		if code := p.Cmd.ProcessState.ExitCode(); code != 0 && p.Err == nil {
 			errs = append(errs, fmt.Errorf("client %d: exit code %d", p.index, code))
 		}
 	}
 	var reps []*clientReport
 	for _, p := range procs {
-		if p.report != nil {
-			reps = append(reps, p.report)
+		if p.Report != nil {
+			reps = append(reps, p.Report)
 		}
 	}
 	return reps, errors.Join(errs...)
@@ -235,109 +225,11 @@ func gather(procs []*clientProc) ([]*clientReport, error) {
 
 func spawn(c config, cc clientConfig) (*clientProc, error) {
 	env, _ := json.Marshal(cc)
-	cmd := exec.Command(c.exe)
-	cmd.Env = append(os.Environ(), clientEnv+"="+string(env))
-	stdin, err := cmd.StdinPipe()
+	p, err := childproc.Start[clientReport](c.exe, []string{clientEnv + "=" + string(env)}, fmt.Sprintf("c%d", cc.Index), c.stderr)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &clientProc{index: cc.Index, cmd: cmd, stdin: stdin, lines: make(chan string, 64)}
-	p.reads.Add(2)
-	go func() {
-		defer p.reads.Done()
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<30) // the report is one long line
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-	}()
-	go func() {
-		defer p.reads.Done()
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			fmt.Fprintf(c.stderr, "[c%d] %s\n", cc.Index, sc.Text())
-		}
-	}()
-	return p, nil
-}
-
-// wait closes the client's stdin (it then stops its follow and exits) and
-// reaps the process once its output is read to the end.
-func (p *clientProc) wait() {
-	p.stdin.Close()
-	done := make(chan struct{})
-	go func() {
-		for range p.lines { // drain, so the stdout reader reaches EOF
-		}
-		p.reads.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
-	}
-	p.cmd.Wait()
-}
-
-// expect waits for a given stdout line.
-func (p *clientProc) expect(want string, by <-chan time.Time) error {
-	for {
-		select {
-		case l, ok := <-p.lines:
-			if !ok {
-				return errors.New("exited before " + want)
-			}
-			if strings.TrimSpace(l) == want {
-				return nil
-			}
-		case <-by:
-			return errors.New("timed out waiting for " + want)
-		}
-	}
-}
-
-// collect waits for the JSON report line.
-func (p *clientProc) collect(by <-chan time.Time) {
-	for {
-		select {
-		case l, ok := <-p.lines:
-			if !ok {
-				p.err = errors.New("exited without a report")
-				return
-			}
-			if !strings.HasPrefix(l, "{") {
-				continue
-			}
-			var r clientReport
-			if err := json.Unmarshal([]byte(l), &r); err != nil {
-				p.err = fmt.Errorf("bad report: %w", err)
-				return
-			}
-			p.report = &r
-			if r.Error != "" {
-				p.err = errors.New(r.Error)
-			}
-			return
-		case <-by:
-			p.err = errors.New("no report in time")
-			p.cmd.Process.Kill()
-			return
-		}
-	}
+	return &clientProc{Proc: p, index: cc.Index}, nil
 }
 
 // snapshot samples the server: the parent's CPU, Varz, the parent's own

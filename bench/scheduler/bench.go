@@ -1,24 +1,20 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/pprof"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cronlock/cronlock/bench/internal/childproc"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -62,15 +58,9 @@ type serverSnap struct {
 }
 
 type replicaProc struct {
-	name    string
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	lines   chan string    // stdout lines
-	reads   sync.WaitGroup // stdout and stderr readers, done at EOF
-	report  *replicaReport
-	err     error
-	spawned time.Time
-	ready   time.Duration // spawn → READY: connected, jobs added
+	*childproc.Proc[replicaReport]
+	name  string
+	ready time.Duration // spawn → READY: connected, jobs added
 }
 
 // bench runs one configuration end to end.
@@ -126,9 +116,8 @@ func bench(ctx context.Context, c config) (*result, error) {
 	procs := make([]*replicaProc, c.Replicas)
 	defer func() { // never leave a replica behind
 		for _, p := range procs {
-			if p != nil && p.cmd.ProcessState == nil {
-				p.cmd.Process.Kill()
-				p.wait()
+			if p != nil {
+				p.Stop()
 			}
 		}
 	}()
@@ -173,7 +162,7 @@ func bench(ctx context.Context, c config) (*result, error) {
 		to = from.Add(c.Window)
 	}
 	for _, p := range procs {
-		fmt.Fprintf(p.stdin, "%s %d %d\n", goWord, start.UnixNano(), end.UnixNano())
+		fmt.Fprintf(p.Stdin, "%s %d %d\n", goWord, start.UnixNano(), end.UnixNano())
 	}
 	logf("replicas ready; run from %s to %s", start.Format("15:04:05.000"), end.Format("15:04:05.000"))
 
@@ -221,23 +210,23 @@ func bench(ctx context.Context, c config) (*result, error) {
 	reportBy := time.After(scheduler.DefaultShutdownGrace + 30*time.Second)
 	var errs []error
 	for _, p := range procs {
-		p.collect(reportBy)
-		if p.err != nil {
-			errs = append(errs, fmt.Errorf("replica %s: %w", p.name, p.err))
+		p.Collect(reportBy, func(r *replicaReport) string { return r.Error })
+		if p.Err != nil {
+			errs = append(errs, fmt.Errorf("replica %s: %w", p.name, p.Err))
 		}
 	}
 	s2 := snapshot(ctx, ns, js, own) // after shutdown: releases included
 	for _, p := range procs {
-		p.wait()
-		if code := p.cmd.ProcessState.ExitCode(); code != 0 && p.err == nil {
+		p.Wait()
+		if code := p.Cmd.ProcessState.ExitCode(); code != 0 && p.Err == nil {
 			errs = append(errs, fmt.Errorf("replica %s: exit code %d", p.name, code))
 		}
 	}
 
 	var reps []*replicaReport
 	for _, p := range procs {
-		if p.report != nil {
-			reps = append(reps, p.report)
+		if p.Report != nil {
+			reps = append(reps, p.Report)
 		}
 	}
 	res := merge(c, start, end, reps, s0, s1, s2)
@@ -254,105 +243,20 @@ func bench(ctx context.Context, c config) (*result, error) {
 
 func spawn(c config, rc replicaConfig) (*replicaProc, error) {
 	env, _ := json.Marshal(rc)
-	cmd := exec.Command(c.exe)
-	cmd.Env = append(os.Environ(), replicaEnv+"="+string(env))
-	stdin, err := cmd.StdinPipe()
+	p, err := childproc.Start[replicaReport](c.exe, []string{replicaEnv + "=" + string(env)}, rc.Name, c.stderr)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &replicaProc{name: rc.Name, cmd: cmd, stdin: stdin, lines: make(chan string, 64), spawned: time.Now()}
-	p.reads.Add(2)
-	go func() {
-		defer p.reads.Done()
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<30) // the report is one long line
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-	}()
-	go func() {
-		defer p.reads.Done()
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			fmt.Fprintf(c.stderr, "[%s] %s\n", rc.Name, sc.Text())
-		}
-	}()
-	return p, nil
+	return &replicaProc{Proc: p, name: rc.Name}, nil
 }
 
-// wait reaps the process once its output is read to the end (Wait closes
-// the pipes, so it must come after the readers are done).
-func (p *replicaProc) wait() {
-	p.stdin.Close()
-	done := make(chan struct{})
-	go func() { p.reads.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
-	}
-	p.cmd.Wait()
-}
-
-// expect waits for a given stdout line.
+// expect waits for the line want, noting when it came (ready).
 func (p *replicaProc) expect(want string, by <-chan time.Time) error {
-	for {
-		select {
-		case l, ok := <-p.lines:
-			if !ok {
-				return errors.New("exited before " + want)
-			}
-			if strings.TrimSpace(l) == want {
-				p.ready = time.Since(p.spawned)
-				return nil
-			}
-		case <-by:
-			return errors.New("timed out waiting for " + want)
-		}
+	if err := p.Expect(want, by); err != nil {
+		return err
 	}
-}
-
-// collect waits for the JSON report line.
-func (p *replicaProc) collect(by <-chan time.Time) {
-	for {
-		select {
-		case l, ok := <-p.lines:
-			if !ok {
-				p.err = errors.New("exited without a report")
-				return
-			}
-			if !strings.HasPrefix(l, "{") {
-				continue
-			}
-			var r replicaReport
-			if err := json.Unmarshal([]byte(l), &r); err != nil {
-				p.err = fmt.Errorf("bad report: %w", err)
-				return
-			}
-			p.report = &r
-			if r.Error != "" {
-				p.err = errors.New(r.Error)
-			}
-			return
-		case <-by:
-			p.err = errors.New("no report in time")
-			p.cmd.Process.Kill()
-			return
-		}
-	}
+	p.ready = time.Since(p.Spawned)
+	return nil
 }
 
 func snapshot(ctx context.Context, ns *server.Server, js jetstream.JetStream, own []*nats.Conn) serverSnap {
