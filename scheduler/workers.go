@@ -12,11 +12,11 @@ import (
 // many as run at once.
 //
 // Why not a goroutine per piece of work: a tick's goroutine grows its
-// stack to about 16 KB on the claim (the NATS request, the record's
-// encoding), and a new one starts again from 2 KB, so every tick copied
-// its stack three times; at 100 job-ticks/s on three replicas that was
-// 9.5 % of each replica's CPU (BENCHMARKS.md). A reused goroutine keeps
-// its stack between ticks.
+// stack, by copying it, several times on the claim (the NATS request, the
+// record's encoding), and a new goroutine starts again from the smallest
+// stack; at 100 job-ticks/s on three replicas runtime.newstack was 9.5 %
+// of each replica's CPU profile (BENCHMARKS.md). A reused goroutine keeps
+// its stack between ticks (until the GC shrinks an idle one).
 type workers struct {
 	handoff chan func() // unbuffered: a send succeeds only to an idle worker
 	quit    chan struct{}
