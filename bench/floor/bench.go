@@ -157,7 +157,7 @@ func startClients(c config, url string, procs []*clientProc) error {
 	}
 	readyBy := time.After(startupTimeout)
 	for _, p := range procs {
-		if err := p.Expect(readyLine, readyBy); err != nil {
+		if err := p.AwaitReady(readyBy); err != nil {
 			return fmt.Errorf("client %d: %w", p.index, err)
 		}
 	}
@@ -176,7 +176,7 @@ func measure(c config, procs []*clientProc, snap func() serverSnap) (window, err
 	start := time.Now().Add(lead).Truncate(time.Second).Add(time.Second)
 	w := window{start: start, end: start.Add(c.Duration)}
 	for _, p := range procs {
-		fmt.Fprintf(p.Stdin, "%s %d %d\n", goWord, w.start.UnixNano(), w.end.UnixNano())
+		p.Begin(w.start, w.end)
 	}
 	c.logf("clients ready; window %s to %s", w.start.Format("15:04:05.000"), w.end.Format("15:04:05.000"))
 

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/cronlock/cronlock/bench/internal/childproc"
 	"github.com/cronlock/cronlock/internal/kv"
 )
 
@@ -45,16 +45,11 @@ type clientConfig struct {
 	CPUProfile string `json:"cpuprofile,omitempty"`
 }
 
-// Lines of the parent↔client protocol. The client prints readyLine on
-// stdout once it follows the bucket; the parent answers on the client's
-// stdin with "GO <start> <end>" (Unix nanoseconds); the client ticks at
-// every whole second in [start, end), prints one JSON line (clientReport)
+// The client prints childproc.ReadyLine once its follow has caught up; the
+// window the parent answers with (childproc.Handshake) is ticked at every
+// whole second in [start, end); it prints one JSON line (clientReport)
 // once the last tick's writes are acked, and exits when its stdin closes
 // (so that its shutdown is not in the parent's window).
-const (
-	readyLine = "READY"
-	goWord    = "GO"
-)
 
 // clientReport is the one JSON line a client prints at the end.
 type clientReport struct {
@@ -182,22 +177,11 @@ func runClient(cfg clientConfig, stdin io.Reader, stdout io.Writer) error {
 		return fmt.Errorf("follow did not catch up")
 	}
 
-	fmt.Fprintln(stdout, readyLine)
 	in := bufio.NewReader(stdin)
-	line, err := in.ReadString('\n')
+	start, end, err := childproc.Handshake(in, stdout)
 	if err != nil {
-		return fmt.Errorf("waiting for %s: %w", goWord, err)
+		return err
 	}
-	fs := strings.Fields(line)
-	if len(fs) != 3 || fs[0] != goWord {
-		return fmt.Errorf("bad start line %q", line)
-	}
-	startNs, err1 := strconv.ParseInt(fs[1], 10, 64)
-	endNs, err2 := strconv.ParseInt(fs[2], 10, 64)
-	if err1 != nil || err2 != nil {
-		return fmt.Errorf("bad start line %q", line)
-	}
-	start, end := time.Unix(0, startNs), time.Unix(0, endNs)
 	rep := c.run(ctx, start, end)
 	out, _ := json.Marshal(rep)
 	if _, err := stdout.Write(append(out, '\n')); err != nil {

@@ -138,7 +138,7 @@ func bench(ctx context.Context, c config) (*result, error) {
 	}
 	readyBy := time.After(startupTimeout)
 	for _, p := range procs {
-		if err := p.expect(readyLine, readyBy); err != nil {
+		if err := p.expect(readyBy); err != nil {
 			return nil, fmt.Errorf("replica %s: %w", p.name, err)
 		}
 	}
@@ -162,7 +162,7 @@ func bench(ctx context.Context, c config) (*result, error) {
 		to = from.Add(c.Window)
 	}
 	for _, p := range procs {
-		fmt.Fprintf(p.Stdin, "%s %d %d\n", goWord, start.UnixNano(), end.UnixNano())
+		p.Begin(start, end)
 	}
 	logf("replicas ready; run from %s to %s", start.Format("15:04:05.000"), end.Format("15:04:05.000"))
 
@@ -250,9 +250,9 @@ func spawn(c config, rc replicaConfig) (*replicaProc, error) {
 	return &replicaProc{Proc: p, name: rc.Name}, nil
 }
 
-// expect waits for the line want, noting when it came (ready).
-func (p *replicaProc) expect(want string, by <-chan time.Time) error {
-	if err := p.Expect(want, by); err != nil {
+// expect waits for the replica's ready line, noting when it came (ready).
+func (p *replicaProc) expect(by <-chan time.Time) error {
+	if err := p.AwaitReady(by); err != nil {
 		return err
 	}
 	p.ready = time.Since(p.Spawned)

@@ -9,8 +9,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
 
+	"github.com/cronlock/cronlock/bench/internal/childproc"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
@@ -47,15 +46,10 @@ type replicaConfig struct {
 	IdleTo   time.Duration `json:"idle_to,omitempty"`
 }
 
-// Lines of the parent↔replica protocol. The replica prints readyLine on
-// stdout once its jobs are registered; the parent answers on the replica's
-// stdin with "GO <start> <end>" (Unix nanoseconds); the replica runs its
-// scheduler from start to end, shuts it down, and prints one JSON line
+// The replica prints childproc.ReadyLine once its jobs are registered,
+// runs its scheduler over the window the parent answers with
+// (childproc.Handshake), shuts it down, and prints one JSON line
 // (replicaReport) on stdout.
-const (
-	readyLine = "READY"
-	goWord    = "GO"
-)
 
 // replicaReport is the one JSON line a replica prints at the end.
 type replicaReport struct {
@@ -206,21 +200,10 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 	}
 
 	// Handshake: ready, then wait for the common start and end.
-	fmt.Fprintln(stdout, readyLine)
-	line, err := bufio.NewReader(stdin).ReadString('\n')
+	start, end, err := childproc.Handshake(bufio.NewReader(stdin), stdout)
 	if err != nil {
-		return nil, fmt.Errorf("waiting for %s: %w", goWord, err)
+		return nil, err
 	}
-	f := strings.Fields(line)
-	if len(f) != 3 || f[0] != goWord {
-		return nil, fmt.Errorf("bad start line %q", line)
-	}
-	startNs, err1 := strconv.ParseInt(f[1], 10, 64)
-	endNs, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("bad start line %q", line)
-	}
-	start, end := time.Unix(0, startNs), time.Unix(0, endNs)
 	time.Sleep(time.Until(start))
 
 	if cfg.CPUProfile != "" {
