@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cronlock/cronlock/bench/internal/childproc"
+	"github.com/cronlock/cronlock/bench/internal/procstat"
 	"github.com/cronlock/cronlock/internal/kv"
 )
 
@@ -31,7 +32,7 @@ const reportGrace = 30 * time.Second
 
 // serverSnap is what the parent samples of the nats-server.
 type serverSnap struct {
-	ru                usage
+	ru                procstat.Usage
 	inMsgs, outMsgs   int64
 	inBytes, outBytes int64
 	slowConsumers     int64
@@ -237,7 +238,7 @@ func spawn(c config, cc clientConfig) (*clientProc, error) {
 // messages thus fall in the next interval, as in every interval), and
 // the bucket stream's last sequence.
 func snapshot(ctx context.Context, ns *server.Server, stream jetstream.Stream, own *nats.Conn) serverSnap {
-	s := serverSnap{ru: rusage()}
+	s := serverSnap{ru: procstat.Rusage()}
 	if v, err := ns.Varz(nil); err == nil {
 		s.inMsgs, s.outMsgs, s.inBytes, s.outBytes = v.InMsgs, v.OutMsgs, v.InBytes, v.OutBytes
 		s.slowConsumers = v.SlowConsumers

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,6 +19,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/cronlock/cronlock/bench/internal/childproc"
+	"github.com/cronlock/cronlock/bench/internal/procstat"
 	"github.com/cronlock/cronlock/internal/kv"
 )
 
@@ -74,26 +74,14 @@ type clientReport struct {
 	ClaimUs []int64 `json:"claim_us"`
 	DoneUs  []int64 `json:"done_us"`
 	// Deliveries is the follow's deliveries (handler calls) in the window.
-	Deliveries  int64     `json:"deliveries"`
-	WallSeconds float64   `json:"wall_s"`
-	UserSeconds float64   `json:"cpu_user_s"`
-	SysSeconds  float64   `json:"cpu_sys_s"`
-	MaxRSSKiB   int64     `json:"max_rss_kib"`
-	GCCycles    uint32    `json:"gc_cycles"` // in the window
-	NATS        natsStats `json:"nats"`      // nc.Stats() delta over the window
-	Error       string    `json:"error,omitempty"`
-}
-
-type natsStats struct {
-	InMsgs, OutMsgs, InBytes, OutBytes, Reconnects uint64
-}
-
-func statsDelta(a, b nats.Statistics) natsStats {
-	return natsStats{
-		InMsgs: b.InMsgs - a.InMsgs, OutMsgs: b.OutMsgs - a.OutMsgs,
-		InBytes: b.InBytes - a.InBytes, OutBytes: b.OutBytes - a.OutBytes,
-		Reconnects: b.Reconnects - a.Reconnects,
-	}
+	Deliveries  int64         `json:"deliveries"`
+	WallSeconds float64       `json:"wall_s"`
+	UserSeconds float64       `json:"cpu_user_s"`
+	SysSeconds  float64       `json:"cpu_sys_s"`
+	MaxRSSKiB   int64         `json:"max_rss_kib"`
+	GCCycles    uint32        `json:"gc_cycles"` // in the window
+	NATS        procstat.NATS `json:"nats"`      // nc.Stats() delta over the window
+	Error       string        `json:"error,omitempty"`
 }
 
 // clientMain is the child process: it never returns normally.
@@ -224,7 +212,7 @@ func (c *client) run(ctx context.Context, start, end time.Time) *clientReport {
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	ru0 := rusage()
+	ru0 := procstat.Rusage()
 	st0 := c.nc.Stats()
 	d0 := c.deliveries.Load()
 	t0 := time.Now()
@@ -249,7 +237,7 @@ func (c *client) run(ctx context.Context, start, end time.Time) *clientReport {
 	wg.Wait()
 	time.Sleep(time.Until(end))
 
-	ru1 := rusage()
+	ru1 := procstat.Rusage()
 	st1 := c.nc.Stats()
 	d1 := c.deliveries.Load()
 	wall := time.Since(t0)
@@ -265,9 +253,9 @@ func (c *client) run(ctx context.Context, start, end time.Time) *clientReport {
 		ClaimUs: c.claimUs, DoneUs: c.doneUs,
 		Deliveries:  d1 - d0,
 		WallSeconds: wall.Seconds(),
-		UserSeconds: ru1.user - ru0.user, SysSeconds: ru1.sys - ru0.sys,
-		MaxRSSKiB: ru1.maxRSS, GCCycles: ms1.NumGC - ms0.NumGC,
-		NATS: statsDelta(st0, st1),
+		UserSeconds: ru1.User - ru0.User, SysSeconds: ru1.Sys - ru0.Sys,
+		MaxRSSKiB: ru1.MaxRSSKiB, GCCycles: ms1.NumGC - ms0.NumGC,
+		NATS: procstat.NATSDelta(st0, st1),
 	}
 	for _, d := range c.done {
 		rep.JobTicks += d
@@ -411,18 +399,4 @@ func makeValue(n int) []byte {
 		v[i] = 'a' + byte(i%26)
 	}
 	return v
-}
-
-type usage struct {
-	user, sys float64
-	maxRSS    int64 // KiB
-}
-
-func rusage() usage {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return usage{}
-	}
-	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return usage{user: tv(ru.Utime), sys: tv(ru.Stime), maxRSS: int64(ru.Maxrss)}
 }

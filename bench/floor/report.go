@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cronlock/cronlock/bench/internal/procstat"
 )
 
 // result is the merged outcome of one run.
@@ -83,13 +85,13 @@ type clientSummary struct {
 	CPUUs    float64 `json:"cpu_us_per_job_tick"` // over all the window's job-ticks
 	// CPU per job-tick this client wrote (its own CPU over its dealt
 	// job-ticks, deliveries of the others' writes included).
-	CPUUsPerOwn     float64   `json:"cpu_us_per_own_job_tick"`
-	RecvPerJobTick  float64   `json:"in_msgs_per_job_tick"`
-	SentPerJobTick  float64   `json:"out_msgs_per_job_tick"`
-	DeliveriesPerJT float64   `json:"deliveries_per_job_tick"`
-	GCCycles        uint32    `json:"gc_cycles"`
-	MaxRSSMiB       float64   `json:"max_rss_mib"`
-	NATS            natsStats `json:"nats"`
+	CPUUsPerOwn     float64       `json:"cpu_us_per_own_job_tick"`
+	RecvPerJobTick  float64       `json:"in_msgs_per_job_tick"`
+	SentPerJobTick  float64       `json:"out_msgs_per_job_tick"`
+	DeliveriesPerJT float64       `json:"deliveries_per_job_tick"`
+	GCCycles        uint32        `json:"gc_cycles"`
+	MaxRSSMiB       float64       `json:"max_rss_mib"`
+	NATS            procstat.NATS `json:"nats"`
 }
 
 func merge(c config, start, end time.Time, reps []*clientReport, s0, s1 serverSnap) *result {
@@ -151,7 +153,7 @@ func merge(c config, start, end time.Time, reps []*clientReport, s0, s1 serverSn
 	r.ClaimP50Ms, r.ClaimP99Ms, r.ClaimMaxMs = quantileMs(claimUs, 0.5), quantileMs(claimUs, 0.99), quantileMs(claimUs, 1)
 	r.DoneP50Ms, r.DoneP99Ms = quantileMs(doneUs, 0.5), quantileMs(doneUs, 0.99)
 
-	serverCPU := s1.ru.user + s1.ru.sys - s0.ru.user - s0.ru.sys
+	serverCPU := s1.ru.User + s1.ru.Sys - s0.ru.User - s0.ru.Sys
 	r.Server = serverSummary{
 		InPerJobTick:         float64(s1.inMsgs-s0.inMsgs) / jt,
 		OutPerJobTick:        float64(s1.outMsgs-s0.outMsgs) / jt,

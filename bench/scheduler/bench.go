@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cronlock/cronlock/bench/internal/childproc"
+	"github.com/cronlock/cronlock/bench/internal/procstat"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -45,7 +46,7 @@ func startPhase(t time.Time) time.Time {
 
 // serverSnap is what the parent samples of the nats-server.
 type serverSnap struct {
-	ru                usage
+	ru                procstat.Usage
 	inMsgs, outMsgs   int64
 	inBytes, outBytes int64
 	apiTotal, apiErrs uint64
@@ -260,7 +261,7 @@ func (p *replicaProc) expect(by <-chan time.Time) error {
 }
 
 func snapshot(ctx context.Context, ns *server.Server, js jetstream.JetStream, own []*nats.Conn) serverSnap {
-	s := serverSnap{ru: rusage()}
+	s := serverSnap{ru: procstat.Rusage()}
 	if v, err := ns.Varz(nil); err == nil {
 		s.inMsgs, s.outMsgs, s.inBytes, s.outBytes = v.InMsgs, v.OutMsgs, v.InBytes, v.OutBytes
 		s.slowConsumers = v.SlowConsumers

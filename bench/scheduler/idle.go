@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/cronlock/cronlock/bench/internal/procstat"
 )
 
 // dailySchedule is job i of n's schedule in idle mode: once a day, the n
@@ -24,12 +26,12 @@ func dailySchedule(i, n int) string {
 
 // idleSample is what an idle-mode replica measures over its window.
 type idleSample struct {
-	WindowSeconds float64   `json:"window_s"`
-	CPUSeconds    float64   `json:"cpu_s"`      // user + sys over the window
-	Goroutines    int       `json:"goroutines"` // at the window's end
-	RSSKiB        int64     `json:"rss_kib"`    // VmRSS at the window's end
-	HeapInuse     uint64    `json:"heap_inuse_bytes"`
-	NATS          natsStats `json:"nats"` // nc.Stats() delta over the window
+	WindowSeconds float64       `json:"window_s"`
+	CPUSeconds    float64       `json:"cpu_s"`      // user + sys over the window
+	Goroutines    int           `json:"goroutines"` // at the window's end
+	RSSKiB        int64         `json:"rss_kib"`    // VmRSS at the window's end
+	HeapInuse     uint64        `json:"heap_inuse_bytes"`
+	NATS          procstat.NATS `json:"nats"` // nc.Stats() delta over the window
 	// Over the settle period (Run → window): the start-up burst.
 	SettleCPUSeconds float64 `json:"settle_cpu_s"`
 	SettleInMsgs     uint64  `json:"settle_in_msgs"`
@@ -44,24 +46,24 @@ type idleWatch struct {
 
 // watchIdle starts measuring; ru and st are the replica's usage and
 // connection statistics when Run was called.
-func watchIdle(nc *nats.Conn, ru usage, st nats.Statistics, from, to time.Time) *idleWatch {
+func watchIdle(nc *nats.Conn, ru procstat.Usage, st nats.Statistics, from, to time.Time) *idleWatch {
 	w := &idleWatch{done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		time.Sleep(time.Until(from))
-		ru0, st0, t0 := rusage(), nc.Stats(), time.Now()
+		ru0, st0, t0 := procstat.Rusage(), nc.Stats(), time.Now()
 		time.Sleep(time.Until(to))
-		ru1, st1, t1 := rusage(), nc.Stats(), time.Now()
+		ru1, st1, t1 := procstat.Rusage(), nc.Stats(), time.Now()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		w.sample = idleSample{
 			WindowSeconds:    t1.Sub(t0).Seconds(),
-			CPUSeconds:       ru1.user + ru1.sys - ru0.user - ru0.sys,
+			CPUSeconds:       ru1.User + ru1.Sys - ru0.User - ru0.Sys,
 			Goroutines:       runtime.NumGoroutine(),
 			RSSKiB:           vmRSSKiB(),
 			HeapInuse:        ms.HeapInuse,
-			NATS:             statsDelta(st0, st1),
-			SettleCPUSeconds: ru0.user + ru0.sys - ru.user - ru.sys,
+			NATS:             procstat.NATSDelta(st0, st1),
+			SettleCPUSeconds: ru0.User + ru0.Sys - ru.User - ru.Sys,
 			SettleInMsgs:     st0.InMsgs - st.InMsgs,
 		}
 	}()
@@ -145,10 +147,10 @@ func mergeIdle(reps []*replicaReport, ready map[string]float64, sr, s0, s1 serve
 	}
 	is.ServerRSSMiB = float64(s1.rssKiB) / 1024
 	is.ServerGoroutines = s1.goroutines
-	is.ServerCPUPct = 100 * (s1.ru.user + s1.ru.sys - s0.ru.user - s0.ru.sys) / window.Seconds()
+	is.ServerCPUPct = 100 * (s1.ru.User + s1.ru.Sys - s0.ru.User - s0.ru.Sys) / window.Seconds()
 	is.ServerInMsgs, is.ServerOutMsgs = s1.inMsgs-s0.inMsgs, s1.outMsgs-s0.outMsgs
 	is.StoredWrites = totalWrites(s0, s1)
-	is.SettleServerCPUPct = 100 * (s0.ru.user + s0.ru.sys - sr.ru.user - sr.ru.sys) / max(settle.Seconds(), 1e-9)
+	is.SettleServerCPUPct = 100 * (s0.ru.User + s0.ru.Sys - sr.ru.User - sr.ru.Sys) / max(settle.Seconds(), 1e-9)
 	is.SettleServerIn, is.SettleServerOut = s0.inMsgs-sr.inMsgs, s0.outMsgs-sr.outMsgs
 	return is
 }

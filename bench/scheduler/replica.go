@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/bench/internal/childproc"
+	"github.com/cronlock/cronlock/bench/internal/procstat"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
 	"github.com/cronlock/cronlock/scheduler"
@@ -70,7 +70,7 @@ type replicaReport struct {
 	GoroutinesPeak  int     `json:"goroutines_peak"`
 	GCCycles        uint32  `json:"gc_cycles"`
 
-	NATS natsStats `json:"nats"` // nc.Stats() delta over the run
+	NATS procstat.NATS `json:"nats"` // nc.Stats() delta over the run
 
 	Skipped   map[string]float64 `json:"skipped"`    // cronlock_ticks_skipped_total by reason
 	Missed    float64            `json:"missed"`     // cronlock_ticks_missed_total
@@ -85,18 +85,6 @@ type replicaReport struct {
 	RSSEndKiB int64       `json:"rss_end_kib"`
 	Idle      *idleSample `json:"idle,omitempty"`
 	Error     string      `json:"error,omitempty"`
-}
-
-type natsStats struct {
-	InMsgs, OutMsgs, InBytes, OutBytes, Reconnects uint64
-}
-
-func statsDelta(a, b nats.Statistics) natsStats {
-	return natsStats{
-		InMsgs: b.InMsgs - a.InMsgs, OutMsgs: b.OutMsgs - a.OutMsgs,
-		InBytes: b.InBytes - a.InBytes, OutBytes: b.OutBytes - a.OutBytes,
-		Reconnects: b.Reconnects - a.Reconnects,
-	}
 }
 
 // warnCounter is a zerolog hook counting warnings by message.
@@ -216,7 +204,7 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 			return nil, err
 		}
 	}
-	ru0 := rusage()
+	ru0 := procstat.Rusage()
 	st0 := nc.Stats()
 	t0 := time.Now()
 
@@ -259,7 +247,7 @@ sampling:
 	tc := time.Now()
 	runErr := <-done
 	tEnd := time.Now()
-	ru1 := rusage()
+	ru1 := procstat.Rusage()
 	st1 := nc.Stats()
 	if cfg.CPUProfile != "" {
 		pprof.StopCPUProfile()
@@ -270,15 +258,15 @@ sampling:
 	rep := &replicaReport{
 		Name: cfg.Name, Owner: locker.Options().OwnerID, PID: os.Getpid(),
 		WallSeconds:     tEnd.Sub(t0).Seconds(),
-		UserSeconds:     ru1.user - ru0.user,
-		SysSeconds:      ru1.sys - ru0.sys,
+		UserSeconds:     ru1.User - ru0.User,
+		SysSeconds:      ru1.Sys - ru0.Sys,
 		ShutdownSeconds: tEnd.Sub(tc).Seconds(),
-		MaxRSSKiB:       ru1.maxRSS,
+		MaxRSSKiB:       ru1.MaxRSSKiB,
 		HeapInuse:       ms.HeapInuse,
 		HeapInusePeak:   heapPeak,
 		GoroutinesPeak:  gPeak,
 		GCCycles:        ms.NumGC,
-		NATS:            statsDelta(st0, st1),
+		NATS:            procstat.NATSDelta(st0, st1),
 		Skipped:         map[string]float64{},
 		RunStatus:       map[string]float64{},
 		Acquire:         map[string]float64{},
@@ -318,20 +306,6 @@ func writeHeapProfile(path string) error {
 }
 
 func jobName(i int) string { return fmt.Sprintf("bench.job-%04d", i) }
-
-type usage struct {
-	user, sys float64
-	maxRSS    int64 // KiB
-}
-
-func rusage() usage {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return usage{}
-	}
-	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return usage{user: tv(ru.Utime), sys: tv(ru.Stime), maxRSS: int64(ru.Maxrss)}
-}
 
 // gather sums the scheduler's metrics over jobs.
 func gather(reg *prometheus.Registry, rep *replicaReport) error {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/cronlock/cronlock/bench/internal/procstat"
 )
 
 // result is the merged outcome of one run.
@@ -84,7 +86,7 @@ type replicaSummary struct {
 	GoroutinesPeak int                `json:"goroutines_peak"`
 	GCCycles       uint32             `json:"gc_cycles"`
 	ShutdownS      float64            `json:"shutdown_s"`
-	NATS           natsStats          `json:"nats"`
+	NATS           procstat.NATS      `json:"nats"`
 	OutPerJobTick  float64            `json:"out_msgs_per_job_tick"`
 	InPerJobTick   float64            `json:"in_msgs_per_job_tick"`
 	Skipped        map[string]float64 `json:"skipped"`
@@ -227,7 +229,7 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 		r.DelayMax = float64(delays[len(delays)-1]) / 1000
 	}
 
-	cpu := s1.ru.user + s1.ru.sys - s0.ru.user - s0.ru.sys
+	cpu := s1.ru.User + s1.ru.Sys - s0.ru.User - s0.ru.Sys
 	measured := end.Sub(start)
 	if c.Idle {
 		measured = c.Window
