@@ -148,7 +148,7 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		// read. A take sends nothing while disconnected (above), so an
 		// outage still ends it at once.
 		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), s.stateTimeout())
-		st, newRev, err := s.history.updatePeek(uctx, req.name, nil, 0, s.claimSettled(req, id), func(st *history.Record, rev uint64) bool {
+		st, newRev, err := s.history.updatePeek(uctx, req.name, s.absentGuess(req.name), 0, s.claimSettled(req, id), func(st *history.Record, rev uint64) bool {
 			refusedByChange, wait, holder, dropped = false, 0, nil, nil
 			if st.Holder != nil && st.Holder.Lease != id && s.unsure.has(req.name, st.Holder.Lease) {
 				dropped = dropUnstarted(st) // our own take, stored after we gave up on it
@@ -189,6 +189,18 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		}
 		last = holder
 	}
+}
+
+// absentGuess is the guess a take starts from: an empty record when the
+// key is known not to exist (see claims.absent) and this replica has not
+// touched it, so that a new job's first claim is one write, not a read of
+// nothing and a write; nil (the cache's, or a read) otherwise. A wrong
+// guess costs a refused write and a read.
+func (s *Scheduler) absentGuess(key string) *history.Record {
+	if s.history.store.Untouched(key) && s.claims.absent(key) {
+		return &history.Record{}
+	}
+	return nil
 }
 
 // checkToken logs, loudly, a token handed out for the job that is not above

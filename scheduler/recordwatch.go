@@ -182,6 +182,31 @@ func (c *claims) observe(name string, v view) {
 	}
 }
 
+// absent reports whether the watch shows that the job's record key does
+// not exist: the key is followed, the followers have delivered what was in
+// the bucket when they started, and none of them delivered a write of it
+// since (a delete included). A new job's first claim then writes without a
+// read that would find nothing. It may be wrong by a write not yet
+// delivered, which the write's compare-and-swap refuses.
+func (c *claims) absent(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.fs) == 0 || c.views[key].rev != 0 {
+		return false
+	}
+	if _, ok := c.only[jobOf(key)]; c.only != nil && !ok {
+		return false
+	}
+	for _, f := range c.fs {
+		select {
+		case <-f.CaughtUp():
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // covers reports whether tick is known to be claimed already.
 func (c *claims) covers(name string, tick time.Time) bool {
 	c.mu.Lock()

@@ -82,3 +82,34 @@ func TestStaleCacheNeverDecides(t *testing.T) {
 		t.Fatalf("after the claim: suspended %+v, runs %+v; want not suspended, the claimed run", st.Suspended, st.Runs)
 	}
 }
+
+// A take's guess that the record does not exist (absentGuess) can be
+// wrong by a write the watch has not yet delivered: the write from it must
+// fail and the update start again from the record read, losing nothing.
+func TestWrongAbsentGuessLosesNothing(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := natstest.RunServer(t, natstest.Options{})
+	_, js := natstest.Connect(t, srv.ClientURL())
+	h, err := OpenHistory(ctx, js, HistoryOptions{Bucket: "absent-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "backup"
+	if err := h.Suspend(ctx, name, "operator", time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	changes := 0
+	st, rev, err := h.update(ctx, name, &history.Record{}, 0, func(st *history.Record) bool {
+		changes++
+		st.LastToken = 7
+		return true
+	})
+	if err != nil || rev == 0 {
+		t.Fatalf("update from an absent guess: rev %d, %v", rev, err)
+	}
+	if changes != 2 || st.Suspended == nil || st.Suspended.By != "operator" {
+		t.Errorf("after %d changes: suspended %+v; want the change applied again on the record read", changes, st.Suspended)
+	}
+}

@@ -115,6 +115,19 @@ func (c *Cache) forget(name string, e cachedState) {
 	c.m[name] = e
 }
 
+// untouched reports whether nothing is known of the job's key: no state
+// was cached, no write from the cache failed and the watch delivered no
+// write of it.
+func (c *Cache) untouched(name string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[name]
+	return !ok
+}
+
 // drop forgets the job's cached state (a write from it failed).
 func (c *Cache) drop(name string) {
 	if c == nil {

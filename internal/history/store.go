@@ -44,6 +44,11 @@ func (s *Store) Bucket() *kv.Bucket { return s.bucket }
 // Size is the number of runs a record keeps.
 func (s *Store) Size() int { return s.size }
 
+// Untouched reports whether the cache knows nothing of the key: this
+// replica neither read nor wrote it, nor did a watch deliver one of its
+// writes.
+func (s *Store) Untouched(key string) bool { return s.cache.untouched(key) }
+
 // Seen notes a write of key at rev delivered by a watch of the bucket: a
 // cached record older than it is stale.
 func (s *Store) Seen(key string, rev uint64) { s.cache.seen(key, rev) }
