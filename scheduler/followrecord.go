@@ -1,45 +1,84 @@
 package scheduler
 
-// followRecord ends the hold as soon as the watch of the history delivers
-// a write of the job's record that no longer holds this lease (cronlock
-// unlock --force, History.ForceRelease): within a watch delivery, not at
-// the next renewal. Mutual exclusion does not depend on it (a renewal that
-// finds the record taken ends the hold too); without the watch it waits
-// for the hold's end. It returns when the hold ends or settles.
+// Following the record of a hold. A hold ends as soon as the watch of the
+// history delivers a write of the job's record that no longer holds its
+// lease (cronlock unlock --force, History.ForceRelease): within a watch
+// delivery, not at the next renewal. Mutual exclusion does not depend on
+// it (a renewal that finds the record taken ends the hold too); without
+// the watch the hold waits for its end.
 //
-// Only a delivery after the one of this hold's own write counts: the view
+// Only a delivery after the one of the hold's own write counts: the view
 // before it is of an older revision. A run's result frees the hold after
 // settle, so its delivery finds the hold settled and is not a loss.
 //
-// It also cancels the run when a delivery carries a cancel request for this
-// lease (see cancel.go).
+// A delivery carrying a cancel request for the hold's lease cancels its
+// run (see cancel.go).
+//
+// The watch calls the hold at each delivery of its record (claims.listen)
+// rather than a goroutine per hold waiting for one: a run costs no
+// goroutine for it, and a delivery wakes nothing.
+
+// recordListener hears of each delivery of a job's record, from the
+// watch's goroutine: it must not block. Deliveries from the followers of
+// two follow sets (while they are replaced) may come concurrently and out
+// of order, so a listener reads the view it needs from claims, which
+// keeps the latest.
+type recordListener interface {
+	delivered()
+}
+
+// followRecord starts following the hold's record, until settle or the
+// hold's end.
 func (l *heldLock) followRecord() {
-	seen := false // the watch has delivered a write holding this lease
-	asked := false
-	for {
-		changed := l.s.claims.onChange(l.name)
-		switch holder, cancel := l.s.claims.holderOf(l.name); {
-		case holder == l.id:
-			seen = true
-			if cancel == l.id && !asked {
-				asked = true
-				l.cancelOnRequest()
-			}
-		case seen:
-			select {
-			case <-l.stop: // the run ended: its result freed the hold
-			default:
-				l.lose("the job's record no longer holds this lease (released by force or taken over)")
+	l.s.claims.listen(l.name, l)
+	l.delivered() // what the watch has delivered already
+}
+
+// delivered looks at the record's latest view: a loss of the hold, or a
+// cancel request for it. A parallel run's record holds no lease of it
+// (parallel.go): only a cancel request counts there.
+func (l *heldLock) delivered() {
+	holder, cancel := l.s.claims.holderOf(l.name)
+	l.followMu.Lock()
+	defer l.followMu.Unlock()
+	if l.unfollowed {
+		return
+	}
+	if l.ctx.Err() != nil {
+		l.unfollowLocked()
+		return
+	}
+	if l.slot == nil {
+		if holder != l.id {
+			if l.seenOwn {
+				select {
+				case <-l.stop: // the run ended: its result freed the hold
+				default:
+					l.lose("the job's record no longer holds this lease (released by force or taken over)")
+				}
+				l.unfollowLocked()
 			}
 			return
 		}
-		select {
-		case <-l.stop:
-			return
-		case <-l.ctx.Done():
-			return
-		case <-changed:
-		}
+		l.seenOwn = true
+	}
+	if cancel == l.id && !l.askedCancel {
+		l.askedCancel = true
+		go l.cancelOnRequest() // reads the record: not on the watch's goroutine
+	}
+}
+
+// unfollowRecord stops following the hold's record (settle).
+func (l *heldLock) unfollowRecord() {
+	l.followMu.Lock()
+	defer l.followMu.Unlock()
+	l.unfollowLocked()
+}
+
+func (l *heldLock) unfollowLocked() {
+	if !l.unfollowed {
+		l.unfollowed = true
+		l.s.claims.unlisten(l.name, l)
 	}
 }
 
@@ -50,6 +89,34 @@ func (c *claims) holderOf(name string) (holder, cancel string) {
 	defer c.mu.Unlock()
 	v := c.views[name]
 	return v.holder, v.cancel
+}
+
+// listen calls r at each delivery of the job's record until unlisten.
+func (c *claims) listen(name string, r recordListener) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.listeners == nil {
+		c.listeners = map[string][]recordListener{}
+	}
+	c.listeners[name] = append(c.listeners[name], r)
+}
+
+// unlisten stops calling r at the deliveries of the job's record.
+func (c *claims) unlisten(name string, r recordListener) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rs := c.listeners[name]
+	for i, x := range rs {
+		if x == r {
+			rs = append(rs[:i], rs[i+1:]...)
+			break
+		}
+	}
+	if len(rs) == 0 {
+		delete(c.listeners, name)
+	} else {
+		c.listeners[name] = rs
+	}
 }
 
 // cancelOnRequest cancels the run as the record's cancel request for this

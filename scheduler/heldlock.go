@@ -32,6 +32,13 @@ type heldLock struct {
 	// then (most cron jobs' runs are shorter than RenewInterval) costs no
 	// goroutine and no timers for it. nil: nothing to renew (parallel.go).
 	renewal *time.Timer
+	// followMu guards what following the record has seen (followrecord.go):
+	// the watch's delivery of this hold's own write, a cancel request
+	// acted on, and the end of following.
+	followMu    sync.Mutex
+	seenOwn     bool
+	askedCancel bool
+	unfollowed  bool
 
 	mu       sync.Mutex
 	deadline time.Time
@@ -84,7 +91,7 @@ func (s *Scheduler) newHeldLock(name string, written history.Record, rev uint64,
 	s.inHand.add(l)
 	// By the local safe deadline at the latest, whose timer keep sets.
 	l.renewal = time.AfterFunc(min(s.holds.renew, time.Until(l.deadline)), l.keep)
-	go l.followRecord()
+	l.followRecord()
 	return l
 }
 
@@ -243,6 +250,7 @@ func (l *heldLock) lose(reason string) {
 func (l *heldLock) settle() {
 	l.once.Do(func() {
 		close(l.stop)
+		l.unfollowRecord()
 		if l.renewal != nil && l.renewal.Stop() {
 			close(l.exited) // keep never started
 		}

@@ -168,27 +168,8 @@ func (s *Scheduler) newParallelLock(name string, written history.Record, rev, to
 			l.lose("the run's parallel slot (a lease in the lock bucket) was lost")
 		}
 	})
-	go l.followCancel()
+	l.followRecord() // for a cancel request
 	return l
-}
-
-// followCancel cancels a parallel run when the watch delivers a cancel
-// request for its lease id; it returns when the run ends.
-func (l *heldLock) followCancel() {
-	for {
-		changed := l.s.claims.onChange(l.name)
-		if _, cancel := l.s.claims.holderOf(l.name); cancel == l.id {
-			l.cancelOnRequest()
-			return
-		}
-		select {
-		case <-l.stop:
-			return
-		case <-l.ctx.Done():
-			return
-		case <-changed:
-		}
-	}
 }
 
 // parallelRuns are the parallel runs this replica has claimed and not yet

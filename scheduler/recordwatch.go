@@ -28,6 +28,9 @@ type claims struct {
 	waits map[string][]claimWait
 	// changes are closed at the next delivery of the job's state.
 	changes map[string]chan struct{}
+	// listeners are called at each delivery of the job's state (the holds
+	// of this replica: followrecord.go).
+	listeners map[string][]recordListener
 	// fs carry the watch: one follower of every key, or, beyond
 	// followersPerJob live replicas, followers of the keys this replica
 	// follows (only: by job name; nil for every key). See followset.go.
@@ -176,7 +179,12 @@ func (c *claims) observe(name string, v view) {
 	}
 	c.waits[name] = ws
 	changed := c.changed
+	var buf [2]recordListener
+	ls := append(buf[:0], c.listeners[name]...)
 	c.mu.Unlock()
+	for _, l := range ls {
+		l.delivered()
+	}
 	if changed != nil {
 		changed(name, v)
 	}
