@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cronlock/cronlock/internal/history"
 	"github.com/cronlock/cronlock/internal/natstest"
 	"github.com/cronlock/cronlock/job"
@@ -18,12 +20,7 @@ func TestStaleCacheNeverDecides(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv := natstest.RunServer(t, natstest.Options{})
-	_, js := natstest.Connect(t, srv.ClientURL())
-	replica, err := OpenHistory(ctx, js, HistoryOptions{Bucket: "cache-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	replica, js := openTestHistory(ctx, t, "cache-test")
 	cache := history.NewCache()
 	replica.store = history.NewStore(replica.store.Bucket(), replica.store.Size(), cache)
 	operator, err := OpenHistory(ctx, js, HistoryOptions{Bucket: "cache-test"})
@@ -90,12 +87,7 @@ func TestWrongAbsentGuessLosesNothing(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv := natstest.RunServer(t, natstest.Options{})
-	_, js := natstest.Connect(t, srv.ClientURL())
-	h, err := OpenHistory(ctx, js, HistoryOptions{Bucket: "absent-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, _ := openTestHistory(ctx, t, "absent-test")
 	const name = "backup"
 	if err := h.Suspend(ctx, name, "operator", time.Now().UTC()); err != nil {
 		t.Fatal(err)
@@ -112,4 +104,16 @@ func TestWrongAbsentGuessLosesNothing(t *testing.T) {
 	if changes != 2 || st.Suspended == nil || st.Suspended.By != "operator" {
 		t.Errorf("after %d changes: suspended %+v; want the change applied again on the record read", changes, st.Suspended)
 	}
+}
+
+// openTestHistory opens bucket's History on a server of the test's own.
+func openTestHistory(ctx context.Context, t *testing.T, bucket string) (*History, jetstream.JetStream) {
+	t.Helper()
+	srv := natstest.RunServer(t, natstest.Options{})
+	_, js := natstest.Connect(t, srv.ClientURL())
+	h, err := OpenHistory(ctx, js, HistoryOptions{Bucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, js
 }
