@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -190,11 +191,9 @@ func ReadRecords(dir string) ([]Record, error) {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			var e Event
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				continue
+			if e, ok := parseEvent(sc.Bytes()); ok {
+				evs = append(evs, e)
 			}
-			evs = append(evs, e)
 		}
 		f.Close()
 		if err := sc.Err(); err != nil {
@@ -202,6 +201,25 @@ func ReadRecords(dir string) ([]Record, error) {
 		}
 	}
 	return PairEvents(evs)
+}
+
+// parseEvent reads one line of a records file. A job killed by SIGKILL
+// while it writes its end line can leave part of it: Linux cuts a write(2)
+// to a file short when a fatal signal comes between its pages. The next
+// line written then follows the torn part on the same line; it is read
+// from its own opening, and the torn part (a killed run, which has no end)
+// is dropped.
+func parseEvent(line []byte) (Event, bool) {
+	var e Event
+	if json.Unmarshal(line, &e) == nil {
+		return e, true
+	}
+	i := bytes.LastIndex(line, []byte(`{"kind":`))
+	if i <= 0 {
+		return Event{}, false
+	}
+	e = Event{}
+	return e, json.Unmarshal(line[i:], &e) == nil
 }
 
 // PairEvents turns start and end events into runs, sorted by start.

@@ -121,3 +121,29 @@ func TestRecorder(t *testing.T) {
 		t.Fatalf("torn line: %d runs, %v", len(runs2), err)
 	}
 }
+
+// A run killed while writing its end line leaves a torn line, which the
+// next run's start line follows: that start is still read, and the killed
+// run has no end.
+func TestTornEndLineKeepsTheNextStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lines := `{"kind":"start","job":"long.b","tick":"2026-12-07T11:05:58Z","replica":"r1","pid":1,"time":"2026-12-07T11:05:58.2Z"}
+{"kind":"end","job":"long.b","tick":"2026-12-07T11:05:58Z{"kind":"start","job":"tick.b","tick":"2026-12-07T11:06:07Z","replica":"r1","pid":2,"time":"2026-12-07T11:06:07.04Z"}
+{"kind":"end","job":"tick.b","tick":"2026-12-07T11:06:07Z","replica":"r1","pid":2,"time":"2026-12-07T11:06:07.05Z","status":"ok"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "r1.jsonl"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := map[string]bool{}
+	for _, r := range recs {
+		ended[r.Job] = !r.End.IsZero()
+	}
+	if len(recs) != 2 || ended["long.b"] || !ended["tick.b"] {
+		t.Fatalf("records %+v: want long.b without an end and tick.b with one", recs)
+	}
+}
