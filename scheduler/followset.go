@@ -317,6 +317,11 @@ func fsKeys(fs *followSet) []string {
 func (c *claims) follows(name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.followsLocked(name)
+}
+
+// followsLocked is follows with c.mu held.
+func (c *claims) followsLocked(name string) bool {
 	if c.only == nil {
 		return true
 	}

@@ -199,10 +199,7 @@ func (c *claims) observe(name string, v view) {
 func (c *claims) absent(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.fs) == 0 || c.views[key].rev != 0 {
-		return false
-	}
-	if _, ok := c.only[jobOf(key)]; c.only != nil && !ok {
+	if len(c.fs) == 0 || c.views[key].rev != 0 || !c.followsLocked(jobOf(key)) {
 		return false
 	}
 	for _, f := range c.fs {
