@@ -34,6 +34,7 @@ func main() {
 	verbose := flag.Bool("v", false, "list every miss and overlap")
 	waitBuild := flag.Duration("wait-build", 0, "keep retrying while ./cmd/cronlock does not build, up to this long")
 	recheck := flag.String("recheck", "", "check the history.json of an earlier run instead of running (with -markdown, -v)")
+	rereadRecords := flag.Bool("reread-records", false, "with -recheck: read the runs again from the records directory beside the history.json (the record reader may have changed since the run)")
 	faults := flag.String("faults", "", "comma-separated fault kinds to inject, only (default: every kind)")
 	flag.Parse()
 	var kinds []string
@@ -41,7 +42,7 @@ func main() {
 		kinds = strings.Split(*faults, ",")
 	}
 	if *recheck != "" {
-		os.Exit(recheckFile(*recheck, *md, *verbose))
+		os.Exit(recheckFile(*recheck, *md, *verbose, *rereadRecords))
 	}
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
@@ -84,8 +85,10 @@ func main() {
 }
 
 // recheckFile runs the checker on a saved history (the checker may have
-// changed since the run).
-func recheckFile(name, md string, verbose bool) int {
+// changed since the run). With reread, the runs are read again from the
+// run's records directory (DIR/records beside DIR/history.json) instead of
+// the ones the history saved.
+func recheckFile(name, md string, verbose, reread bool) int {
 	b, err := os.ReadFile(name)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
@@ -95,6 +98,14 @@ func recheckFile(name, md string, verbose bool) int {
 	if err := json.Unmarshal(b, &h); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
 		return 2
+	}
+	if reread {
+		runs, err := chaos.ReadRecords(filepath.Join(filepath.Dir(name), "records"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "chaos:", err)
+			return 2
+		}
+		h.Runs = runs
 	}
 	r := chaos.Check(&h)
 	r.Fprint(os.Stdout, &h, verbose)
