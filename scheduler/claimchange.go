@@ -109,8 +109,14 @@ func addMissed(st *history.Record, req claimRequest, counts map[Reason]int) []Ru
 	if st.LastTick.IsZero() {
 		return nil // a new job: nothing was missed
 	}
-	busy := busySpans(st)
-	reason := func(t time.Time) Reason { return missedReason(t, busy, req) }
+	var busy []span
+	read := false // the runs are read at the first tick missed: most claims miss none
+	reason := func(t time.Time) Reason {
+		if !read {
+			busy, read = busySpans(st), true
+		}
+		return missedReason(t, busy, req)
+	}
 	var out []Run
 	for _, g := range gaps(req.sched, st.LastTick, req.run.Tick, reason) {
 		counts[g.reason] += g.n

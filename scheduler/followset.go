@@ -339,8 +339,7 @@ func (s *Scheduler) unfollowed() {
 		if s.claims.follows(jobOf(name)) {
 			continue
 		}
-		s.m.lastSuccess.DeleteLabelValues(name)
-		s.m.lastFailure.DeleteLabelValues(name)
+		s.m.state.drop(name)
 		s.orphans.note(name, nil) // its followers sweep it (sweep.go)
 	}
 }

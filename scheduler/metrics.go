@@ -24,6 +24,7 @@ type metrics struct {
 	running     *prometheus.GaugeVec     // job
 	lastSuccess *prometheus.GaugeVec     // job
 	lastFailure *prometheus.GaugeVec     // job
+	state       *stateGauges             // sets lastSuccess and lastFailure
 	clockOffset prometheus.Gauge
 	jobs        *jobGauges // job (next run, suspended, info, interval), read at scrape time
 	live        prometheus.GaugeFunc
@@ -98,6 +99,7 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 			Help: "How long before their ticks this replica claims jobs with overlap skip and no group: twice its longest recent claim, up to 0.5, and 0 while claims are quick. A replica that fails in the lead holds the ticks it claimed until their lease ends.",
 		}, func() float64 { return s.pace.lead(s.now()).Seconds() }),
 	}
+	m.state = newStateGauges(m.lastSuccess, m.lastFailure)
 	if reg == nil {
 		return m, nil
 	}

@@ -2,11 +2,13 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -179,4 +181,65 @@ func TestJobMetrics(t *testing.T) {
 		}
 	}
 	wantNext("new", "0 0 * * *", nil)
+}
+
+// TestLastRunGaugesOnEveryReplica: cronlock_last_success_timestamp_seconds
+// and cronlock_last_failure_timestamp_seconds follow the job's shared
+// history on every replica, whichever ran it, and move with each new
+// result: set at a job's first success, the failure gauge absent until it
+// fails, then both moving again as results change.
+func TestLastRunGaugesOnEveryReplica(t *testing.T) {
+	t.Parallel()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	var failing atomic.Bool
+	regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
+	for i, reg := range regs {
+		name := fmt.Sprintf("g%d", i+1)
+		r := newReplica(t, url, lockOpts(name), scheduler.Options{Registerer: reg, Logger: testLogger(t, name)})
+		addJob(t, r, job.Job{Name: "flip", Schedule: "* * * * * *", Run: func(context.Context) error {
+			if failing.Load() {
+				return errors.New("failing on purpose")
+			}
+			return nil
+		}})
+		r.start(t)
+	}
+	gauge := func(reg *prometheus.Registry, metric string) (float64, bool) {
+		v, ok := series(t, reg, metric)[`job="flip"`]
+		return v, ok
+	}
+	const (
+		success = "cronlock_last_success_timestamp_seconds"
+		failure = "cronlock_last_failure_timestamp_seconds"
+	)
+	// after waits until every replica's gauge metric is at least since.
+	after := func(metric string, since time.Time) float64 {
+		t.Helper()
+		var v float64
+		waitFor(t, 10*time.Second, metric+" on every replica", func() bool {
+			for _, reg := range regs {
+				got, ok := gauge(reg, metric)
+				if !ok || got < float64(since.Unix()) {
+					return false
+				}
+				v = got
+			}
+			return true
+		})
+		return v
+	}
+	began := time.Now()
+	firstSuccess := after(success, began)
+	for i, reg := range regs {
+		if v, ok := gauge(reg, failure); ok {
+			t.Errorf("replica g%d: %s = %v before any failure, want absent", i+1, failure, v)
+		}
+	}
+	failing.Store(true)
+	failedAt := time.Now().Add(time.Second) // a run started before the switch may still succeed
+	after(failure, failedAt)
+	failing.Store(false)
+	if last := after(success, time.Now().Add(time.Second)); last <= firstSuccess {
+		t.Errorf("%s = %v after the job succeeded again, want past its first %v", success, last, firstSuccess)
+	}
 }

@@ -9,12 +9,7 @@ func (s *Scheduler) stateChanged(name string, v view) {
 	if e, ok := s.lookup(name); ok {
 		s.definitionChanged(e, v)
 	}
-	if !v.lastSuccess.IsZero() {
-		s.m.lastSuccess.WithLabelValues(name).Set(float64(v.lastSuccess.Unix()))
-	}
-	if !v.lastFailure.IsZero() {
-		s.m.lastFailure.WithLabelValues(name).Set(float64(v.lastFailure.Unix()))
-	}
+	s.m.state.set(name, v.lastSuccess, v.lastFailure)
 	if v.backfill && v.holder == "" {
 		if e, ok := s.lookup(name); ok {
 			s.offer(e, offerBackfill)
