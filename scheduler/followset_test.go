@@ -158,6 +158,14 @@ func TestFollowersShareTheJobs(t *testing.T) {
 		if len(runners[name]) == 0 {
 			t.Errorf("%s did not run", name)
 		}
+		// Its followers report its last success; the others do not, even
+		// the ones that followed it before the follow sets settled.
+		for _, id := range ids {
+			_, reported := series(t, regs[id], "cronlock_last_success_timestamp_seconds")[fmt.Sprintf("job=%q", name)]
+			if follower := !slices.Contains(others, id); reported != follower {
+				t.Errorf("%s on %s: last success reported %v, follower %v", name, id, reported, follower)
+			}
+		}
 	}
 
 	// The replica running job0 stops, three times: the job's next
@@ -251,4 +259,74 @@ func TestFollowSetShowsSharedState(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// A replica that stops following a job stops reporting the job's last
+// success: three replicas follow and report every job, a fourth joins, and
+// each job's record is then followed by three of the four; the replica
+// that let a job go drops its series, the three followers keep theirs.
+func TestUnfollowedJobDropsItsGauges(t *testing.T) {
+	t.Parallel()
+	const jobs = 8
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	noop := func(string) func(context.Context) error { return func(context.Context) error { return nil } }
+	ids := []string{"r1", "r2", "r3"}
+	_, regs := startReplicas(t, url, ids, jobs, "* * * * * *", noop)
+	reported := func(id, name string) bool {
+		_, ok := series(t, regs[id], "cronlock_last_success_timestamp_seconds")[fmt.Sprintf("job=%q", name)]
+		return ok
+	}
+	waitFor(t, 15*time.Second, "every job's last success on the three replicas", func() bool {
+		for i := range jobs {
+			for _, id := range ids {
+				if !reported(id, fmt.Sprintf("job%d", i)) {
+					return false
+				}
+			}
+		}
+		return true
+	})
+
+	_, more := startReplicas(t, url, []string{"r4"}, jobs, "* * * * * *", noop)
+	regs["r4"] = more["r4"]
+	ids = append(ids, "r4")
+	_, js := natstest.Connect(t, url)
+	waitFor(t, 20*time.Second, "each job followed by exactly 3 of the 4 replicas", followedThrice(t, js, jobs))
+	// A replica skips the ticks of a job it does not follow as such.
+	notFollowing := func(name string) []string {
+		var out []string
+		for _, id := range ids {
+			if series(t, regs[id], "cronlock_ticks_skipped_total")[fmt.Sprintf("job=%q,reason=%q", name, "followers")] > 0 {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	waitFor(t, 15*time.Second, "every job skipped by exactly one replica as not a follower", func() bool {
+		for i := range jobs {
+			if len(notFollowing(fmt.Sprintf("job%d", i))) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	letGo := 0 // jobs that one of the first three replicas stopped following
+	for i := range jobs {
+		name := fmt.Sprintf("job%d", i)
+		other := notFollowing(name)[0]
+		if other != "r4" {
+			letGo++
+		}
+		waitFor(t, 5*time.Second, name+": reported by its followers only", func() bool {
+			for _, id := range ids {
+				if reported(id, name) == (id == other) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	if letGo == 0 {
+		t.Fatal("no job moved off r1–r3: the drop was not exercised")
+	}
 }
