@@ -87,6 +87,27 @@ func followedThrice(t *testing.T, js jetstream.JetStream, n int) func() bool {
 	}
 }
 
+// reportsLastSuccess reports whether reg has the job's
+// cronlock_last_success_timestamp_seconds series.
+func reportsLastSuccess(t *testing.T, reg *prometheus.Registry, name string) bool {
+	t.Helper()
+	_, ok := series(t, reg, "cronlock_last_success_timestamp_seconds")[fmt.Sprintf("job=%q", name)]
+	return ok
+}
+
+// notFollowers returns the replicas of ids that skipped a tick of the job
+// as not one of its followers.
+func notFollowers(t *testing.T, regs map[string]*prometheus.Registry, ids []string, name string) []string {
+	t.Helper()
+	var out []string
+	for _, id := range ids {
+		if series(t, regs[id], "cronlock_ticks_skipped_total")[fmt.Sprintf("job=%q,reason=%q", name, "followers")] > 0 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // Beyond three live replicas each job's record is followed by three of
 // them: on the server every job's key is in the filter of exactly three
 // replicas' consumers, and no consumer follows every key; each tick runs
@@ -141,12 +162,7 @@ func TestFollowersShareTheJobs(t *testing.T) {
 	// such, and never run it.
 	for i := range jobs {
 		name := fmt.Sprintf("job%d", i)
-		var others []string
-		for _, id := range ids {
-			if series(t, regs[id], "cronlock_ticks_skipped_total")[fmt.Sprintf("job=%q,reason=%q", name, "followers")] > 0 {
-				others = append(others, id)
-			}
-		}
+		others := notFollowers(t, regs, ids, name)
 		if len(others) != len(ids)-3 {
 			t.Errorf("%s: skipped as not a follower by %v; want %d replicas", name, others, len(ids)-3)
 		}
@@ -161,7 +177,7 @@ func TestFollowersShareTheJobs(t *testing.T) {
 		// Its followers report its last success; the others do not, even
 		// the ones that followed it before the follow sets settled.
 		for _, id := range ids {
-			_, reported := series(t, regs[id], "cronlock_last_success_timestamp_seconds")[fmt.Sprintf("job=%q", name)]
+			reported := reportsLastSuccess(t, regs[id], name)
 			if follower := !slices.Contains(others, id); reported != follower {
 				t.Errorf("%s on %s: last success reported %v, follower %v", name, id, reported, follower)
 			}
@@ -272,14 +288,10 @@ func TestUnfollowedJobDropsItsGauges(t *testing.T) {
 	noop := func(string) func(context.Context) error { return func(context.Context) error { return nil } }
 	ids := []string{"r1", "r2", "r3"}
 	_, regs := startReplicas(t, url, ids, jobs, "* * * * * *", noop)
-	reported := func(id, name string) bool {
-		_, ok := series(t, regs[id], "cronlock_last_success_timestamp_seconds")[fmt.Sprintf("job=%q", name)]
-		return ok
-	}
 	waitFor(t, 15*time.Second, "every job's last success on the three replicas", func() bool {
 		for i := range jobs {
 			for _, id := range ids {
-				if !reported(id, fmt.Sprintf("job%d", i)) {
+				if !reportsLastSuccess(t, regs[id], fmt.Sprintf("job%d", i)) {
 					return false
 				}
 			}
@@ -292,19 +304,9 @@ func TestUnfollowedJobDropsItsGauges(t *testing.T) {
 	ids = append(ids, "r4")
 	_, js := natstest.Connect(t, url)
 	waitFor(t, 20*time.Second, "each job followed by exactly 3 of the 4 replicas", followedThrice(t, js, jobs))
-	// A replica skips the ticks of a job it does not follow as such.
-	notFollowing := func(name string) []string {
-		var out []string
-		for _, id := range ids {
-			if series(t, regs[id], "cronlock_ticks_skipped_total")[fmt.Sprintf("job=%q,reason=%q", name, "followers")] > 0 {
-				out = append(out, id)
-			}
-		}
-		return out
-	}
 	waitFor(t, 15*time.Second, "every job skipped by exactly one replica as not a follower", func() bool {
 		for i := range jobs {
-			if len(notFollowing(fmt.Sprintf("job%d", i))) != 1 {
+			if len(notFollowers(t, regs, ids, fmt.Sprintf("job%d", i))) != 1 {
 				return false
 			}
 		}
@@ -313,13 +315,13 @@ func TestUnfollowedJobDropsItsGauges(t *testing.T) {
 	letGo := 0 // jobs that one of the first three replicas stopped following
 	for i := range jobs {
 		name := fmt.Sprintf("job%d", i)
-		other := notFollowing(name)[0]
+		other := notFollowers(t, regs, ids, name)[0]
 		if other != "r4" {
 			letGo++
 		}
 		waitFor(t, 5*time.Second, name+": reported by its followers only", func() bool {
 			for _, id := range ids {
-				if reported(id, name) == (id == other) {
+				if reportsLastSuccess(t, regs[id], name) == (id == other) {
 					return false
 				}
 			}

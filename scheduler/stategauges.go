@@ -21,11 +21,14 @@ type stateGauges struct {
 	jobs map[string]*stateSeries
 }
 
-// stateSeries is one job's two series, and the Unix times they were set
-// to (0: not set).
-type stateSeries struct {
-	success, failure       prometheus.Gauge
-	successSet, failureSet int64
+// stateSeries is one job's two series.
+type stateSeries struct{ success, failure timeSeries }
+
+// timeSeries is a series of a job, once looked up, and the Unix time it
+// was set to (0: not set).
+type timeSeries struct {
+	gauge prometheus.Gauge
+	unix  int64
 }
 
 func newStateGauges(success, failure *prometheus.GaugeVec) *stateGauges {
@@ -45,21 +48,21 @@ func (g *stateGauges) set(name string, success, failure time.Time) {
 		js = &stateSeries{}
 		g.jobs[name] = js
 	}
-	setSeries(g.success, name, &js.success, &js.successSet, success)
-	setSeries(g.failure, name, &js.failure, &js.failureSet, failure)
+	js.success.set(g.success, name, success)
+	js.failure.set(g.failure, name, failure)
 }
 
-// setSeries sets the job's series of vec, looked up once into *series, to
-// t unless it is zero or *set already.
-func setSeries(vec *prometheus.GaugeVec, name string, series *prometheus.Gauge, set *int64, t time.Time) {
-	if t.IsZero() || t.Unix() == *set {
+// set sets the job's series of vec to t, unless t is zero or the series
+// is at t already.
+func (s *timeSeries) set(vec *prometheus.GaugeVec, name string, t time.Time) {
+	if t.IsZero() || t.Unix() == s.unix {
 		return
 	}
-	if *series == nil {
-		*series = vec.WithLabelValues(name)
+	if s.gauge == nil {
+		s.gauge = vec.WithLabelValues(name)
 	}
-	(*series).Set(float64(t.Unix()))
-	*set = t.Unix()
+	s.gauge.Set(float64(t.Unix()))
+	s.unix = t.Unix()
 }
 
 // drop deletes the job's series: this replica no longer follows its
