@@ -37,10 +37,16 @@ func (l *heldLock) followRecord() {
 // delivered looks at the record's latest view: a loss of the hold, or a
 // cancel request for it. A parallel run's record holds no lease of it
 // (parallel.go): only a cancel request counts there.
+//
+// The view is read under followMu: read before it, a view from before the
+// hold's own write could be judged after a later delivery had seen that
+// write (seenOwn), and the hold was lost at its start. Under load (20,000
+// jobs due at once on 3 replicas) that lost a few ticks in every burst,
+// recorded as lost and run by no one.
 func (l *heldLock) delivered() {
-	holder, cancel := l.s.claims.holderOf(l.name)
 	l.followMu.Lock()
 	defer l.followMu.Unlock()
+	holder, cancel := l.s.claims.holderOf(l.name)
 	if l.unfollowed {
 		return
 	}
