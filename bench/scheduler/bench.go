@@ -114,7 +114,8 @@ func bench(ctx context.Context, c config) (*result, error) {
 	}
 
 	logf("jobs=%d replicas=%d duration=%v work=%v: starting replicas (server %s)", c.Jobs, c.Replicas, c.Duration, c.Work, url)
-	procs := make([]*replicaProc, c.Replicas)
+	groups := replicaGroups(c)
+	procs := make([]*replicaProc, len(groups))
 	defer func() { // never leave a replica behind
 		for _, p := range procs {
 			if p != nil {
@@ -122,9 +123,12 @@ func bench(ctx context.Context, c config) (*result, error) {
 			}
 		}
 	}()
-	for i := range procs {
-		rc := replicaConfig{Name: fmt.Sprintf("r%d", i+1), URL: url, Jobs: c.Jobs, Schedule: c.Schedule, Work: c.Work,
+	for i, names := range groups {
+		rc := replicaConfig{Name: names[0], URL: url, Jobs: c.Jobs, Schedule: c.Schedule, Work: c.Work,
 			Idle: c.Idle, IdleFrom: c.Settle, IdleTo: c.Settle + c.Window}
+		if len(names) > 1 {
+			rc.Name, rc.Members = names[0]+"–"+names[len(names)-1], names
+		}
 		if c.CPUProfile != "" {
 			rc.CPUProfile = c.CPUProfile + "." + rc.Name
 		}
@@ -240,6 +244,23 @@ func bench(ctx context.Context, c config) (*result, error) {
 		res.Trace = analyzeTrace(tr.stop(), reps, res.WindowFrom, res.WindowTo, min(c.Trace, c.Jobs))
 	}
 	return res, errors.Join(errs...)
+}
+
+// replicaGroups are the replicas' names (r1, r2, …) by process: one a
+// process, or all in one with -colocate.
+func replicaGroups(c config) [][]string {
+	var names []string
+	for i := range c.Replicas {
+		names = append(names, fmt.Sprintf("r%d", i+1))
+	}
+	if c.Colocate {
+		return [][]string{names}
+	}
+	groups := make([][]string, len(names))
+	for i, n := range names {
+		groups[i] = []string{n}
+	}
+	return groups
 }
 
 func spawn(c config, rc replicaConfig) (*replicaProc, error) {

@@ -57,7 +57,11 @@ type config struct {
 	ServerProf string        `json:"-"` // parent (nats-server) CPU profile
 	MemProfile string        `json:"-"` // replica heap profiles: <MemProfile>.<replica>
 	Tap        bool          `json:"tap"`
-	Trace      int           `json:"trace"`
+	// Colocate runs the replicas in one process (one Go runtime), each
+	// with its own connection, lock client and scheduler, as the side-by-
+	// side comparisons with single-process peers run theirs.
+	Colocate bool `json:"colocate,omitempty"`
+	Trace    int  `json:"trace"`
 	// Phases samples the machine's CPU by phase of the second (-phases).
 	// The sampler runs in the parent, whose CPU is counted as the server's:
 	// 50 reads of /proc/stat a second were 80 µs per job-tick at 100
@@ -102,6 +106,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write each replica's CPU profile (over the run) to `file`.<replica>")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "write each replica's heap profile (just before its shutdown) to `file`.<replica>")
 	fs.StringVar(&c.ServerProf, "server-cpuprofile", "", "write the parent's (nats-server's) CPU profile over the run to `file`")
+	fs.BoolVar(&c.Colocate, "colocate", false, "run the -replicas replicas in one process (one Go runtime; each its own connection, lock and scheduler) instead of a process each; CPU, memory and goroutines are then the process's")
 	fs.BoolVar(&c.Tap, "tap", false, "count every message on the server by kind (subscribes to '>'; adds load: use with few jobs)")
 	fs.IntVar(&c.Trace, "trace", 20, "follow the locks of the first `n` jobs (stored writes) and report holds: who ran the job, who found its tick claimed")
 	fs.StringVar(&sweep, "sweep", "", "comma-separated job counts: run once per count (fresh server each), -duration each, and print a table")
@@ -140,6 +145,10 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	reps, err := positiveList(replicas)
 	if err != nil {
 		fmt.Fprintf(stderr, "-replicas: %v\n", err)
+		return 2
+	}
+	if c.Colocate && (c.Idle || c.Trace > 0) {
+		fmt.Fprintln(stderr, "-colocate: use with -trace 0 and without -idle (both follow one replica's connection)")
 		return 2
 	}
 	if c.Idle {

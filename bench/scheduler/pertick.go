@@ -20,8 +20,8 @@ import (
 // when measuring CPU).
 func perJobTick(r *result) {
 	jt := float64(max(r.JobTicks, 1))
-	if r.WindowTicks > 0 {
-		r.JobTicksPerSec = float64(r.Ran) / float64(r.WindowTicks)
+	if secs := r.WindowTo.Sub(r.WindowFrom).Seconds() + 1; r.WindowTicks > 0 && secs > 0 {
+		r.JobTicksPerSec = float64(r.Ran) / secs
 	}
 	var cpu float64
 	for _, rs := range r.Replicas {

@@ -9,20 +9,16 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/bench/internal/childproc"
 	"github.com/cronlock/cronlock/bench/internal/procstat"
-	"github.com/cronlock/cronlock/job"
-	"github.com/cronlock/cronlock/lock"
-	"github.com/cronlock/cronlock/scheduler"
 )
 
 // replicaEnv carries a replica's configuration (JSON) from the parent to the
@@ -32,13 +28,17 @@ const replicaEnv = "CRONLOCK_BENCH_REPLICA"
 
 // replicaConfig is what the parent tells a replica.
 type replicaConfig struct {
-	Name       string        `json:"name"`
-	URL        string        `json:"url"`
-	Jobs       int           `json:"jobs"`
-	Schedule   string        `json:"schedule"`
-	Work       time.Duration `json:"work"`
-	CPUProfile string        `json:"cpuprofile,omitempty"`
-	MemProfile string        `json:"memprofile,omitempty"`
+	Name     string        `json:"name"`
+	URL      string        `json:"url"`
+	Jobs     int           `json:"jobs"`
+	Schedule string        `json:"schedule"`
+	Work     time.Duration `json:"work"`
+	// Members are the owner IDs of the replicas this process runs, each
+	// with its own connection, lock client and scheduler (-colocate); empty
+	// is one replica named Name.
+	Members    []string `json:"members,omitempty"`
+	CPUProfile string   `json:"cpuprofile,omitempty"`
+	MemProfile string   `json:"memprofile,omitempty"`
 	// Idle mode: daily jobs (dailySchedule), sampled at start+IdleFrom and
 	// start+IdleTo.
 	Idle     bool          `json:"idle,omitempty"`
@@ -55,7 +55,11 @@ type replicaConfig struct {
 type replicaReport struct {
 	Name  string `json:"name"`
 	Owner string `json:"owner"`
-	PID   int    `json:"pid"`
+	// Members is how many replicas ran in this process (-colocate): its
+	// CPU, memory and goroutines are theirs together, its NATS traffic and
+	// metrics their sum.
+	Members int `json:"members"`
+	PID     int `json:"pid"`
 	// Runs[i] are job i's runs on this replica: [tick (Unix seconds),
 	// start − tick (µs)].
 	Runs [][][2]int64 `json:"runs"`
@@ -135,54 +139,23 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 	warns := &warnCounter{n: map[string]int{}}
 	logger := zerolog.New(io.Discard).Level(zerolog.WarnLevel).Hook(warns)
 
-	nc, err := nats.Connect(cfg.URL, nats.Name("cronlock-bench-"+cfg.Name), nats.MaxReconnects(-1))
-	if err != nil {
-		return nil, err
+	names := cfg.Members
+	if len(names) == 0 {
+		names = []string{cfg.Name}
 	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, err
-	}
-	locker, err := lock.New(ctx, js, lock.Options{OwnerID: cfg.Name, Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	defer locker.Close()
-	reg := prometheus.NewRegistry()
-	sched, err := scheduler.New(ctx, js, locker, scheduler.Options{Registerer: reg, Logger: logger})
-	if err != nil {
-		return nil, err
-	}
+	var ms members
+	defer func() { ms.close() }()
 	recs := make([]*runRec, cfg.Jobs)
-	for i := range cfg.Jobs {
-		r := &runRec{}
-		recs[i] = r
-		schedule := cfg.Schedule
-		if cfg.Idle {
-			schedule = dailySchedule(i, cfg.Jobs)
-		}
-		err := sched.Add(job.Job{
-			Name:     jobName(i),
-			Schedule: schedule,
-			Run: func(ctx context.Context) error {
-				start := time.Now()
-				info, _ := job.FromContext(ctx)
-				r.mu.Lock()
-				r.runs = append(r.runs, [2]int64{info.Tick.Unix(), start.Sub(info.Tick).Microseconds()})
-				r.mu.Unlock()
-				if cfg.Work > 0 {
-					t := time.NewTimer(cfg.Work)
-					defer t.Stop()
-					select {
-					case <-t.C:
-					case <-ctx.Done():
-					}
-				}
-				return nil
-			},
-		})
+	for i := range recs {
+		recs[i] = &runRec{}
+	}
+	for _, name := range names {
+		m, err := startMember(ctx, name, cfg.URL, logger)
 		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+		if err := m.addJobs(cfg, recs); err != nil {
 			return nil, err
 		}
 	}
@@ -205,12 +178,11 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 		}
 	}
 	ru0 := procstat.Rusage()
-	st0 := nc.Stats()
+	st0 := ms.stats()
 	t0 := time.Now()
 
 	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- sched.Run(runCtx) }()
+	done := ms.run(runCtx)
 
 	var heapPeak uint64
 	gPeak := 0
@@ -222,7 +194,7 @@ func runReplica(cfg replicaConfig, stdin io.Reader, stdout io.Writer) (*replicaR
 	}
 	var idle *idleWatch
 	if cfg.Idle {
-		idle = watchIdle(nc, ru0, st0, start.Add(cfg.IdleFrom), start.Add(cfg.IdleTo))
+		idle = watchIdle(ms[0].nc, ru0, st0, start.Add(cfg.IdleFrom), start.Add(cfg.IdleTo))
 	}
 	tick := time.NewTicker(time.Second)
 	stopAt := time.NewTimer(time.Until(end))
@@ -248,24 +220,24 @@ sampling:
 	runErr := <-done
 	tEnd := time.Now()
 	ru1 := procstat.Rusage()
-	st1 := nc.Stats()
+	st1 := ms.stats()
 	if cfg.CPUProfile != "" {
 		pprof.StopCPUProfile()
 	}
 
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	var mst runtime.MemStats
+	runtime.ReadMemStats(&mst)
 	rep := &replicaReport{
-		Name: cfg.Name, Owner: locker.Options().OwnerID, PID: os.Getpid(),
+		Name: cfg.Name, Owner: strings.Join(names, ","), Members: len(names), PID: os.Getpid(),
 		WallSeconds:     tEnd.Sub(t0).Seconds(),
 		UserSeconds:     ru1.User - ru0.User,
 		SysSeconds:      ru1.Sys - ru0.Sys,
 		ShutdownSeconds: tEnd.Sub(tc).Seconds(),
 		MaxRSSKiB:       ru1.MaxRSSKiB,
-		HeapInuse:       ms.HeapInuse,
+		HeapInuse:       mst.HeapInuse,
 		HeapInusePeak:   heapPeak,
 		GoroutinesPeak:  gPeak,
-		GCCycles:        ms.NumGC,
+		GCCycles:        mst.NumGC,
 		NATS:            procstat.NATSDelta(st0, st1),
 		Skipped:         map[string]float64{},
 		RunStatus:       map[string]float64{},
@@ -282,7 +254,7 @@ sampling:
 		rep.Runs[i] = r.runs
 		r.mu.Unlock()
 	}
-	if err := gather(reg, rep); err != nil {
+	if err := ms.gather(rep); err != nil {
 		return rep, err
 	}
 	warns.mu.Lock()

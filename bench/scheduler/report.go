@@ -129,17 +129,16 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 		last = first.Add(-time.Second)
 	}
 	r.WindowFrom, r.WindowTo = first, last
+	var due []int64 // the window's ticks
 	if !last.Before(first) {
-		r.WindowTicks = int(last.Sub(first)/time.Second) + 1
+		due = dueSeconds(c.Schedule, first, last.Add(time.Second))
 	}
+	r.WindowTicks = len(due)
 	r.Expected = c.Jobs * r.WindowTicks
 	lo, hi := first.Unix(), last.Unix()
 
 	// Ticks strictly inside (start, end) for the rates.
-	perJob := 0
-	for t := start.Truncate(time.Second).Add(time.Second); t.Before(end); t = t.Add(time.Second) {
-		perJob++
-	}
+	perJob := len(dueSeconds(c.Schedule, start.Truncate(time.Second).Add(time.Second), end))
 	r.JobTicks = c.Jobs * perJob
 	jt := float64(max(r.JobTicks, 1))
 
@@ -178,6 +177,7 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 			}
 		}
 		r.RunsTotal += n
+		members := float64(max(rep.Members, 1)) // the msgs per job-tick are per replica
 		cpu := rep.UserSeconds + rep.SysSeconds
 		rs := replicaSummary{
 			Name: rep.Name, Runs: n, WindowRuns: w,
@@ -186,7 +186,7 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 			HeapPeakMiB: float64(rep.HeapInusePeak) / (1 << 20), GoroutinesPeak: rep.GoroutinesPeak,
 			GCCycles: rep.GCCycles, ShutdownS: rep.ShutdownSeconds,
 			NATS:          rep.NATS,
-			OutPerJobTick: float64(rep.NATS.OutMsgs) / jt, InPerJobTick: float64(rep.NATS.InMsgs) / jt,
+			OutPerJobTick: float64(rep.NATS.OutMsgs) / jt / members, InPerJobTick: float64(rep.NATS.InMsgs) / jt / members,
 			Skipped: rep.Skipped, Missed: rep.Missed, RunStatus: rep.RunStatus, Acquire: rep.Acquire,
 			AcquireMeanMs: map[string]float64{}, Warnings: rep.Warnings,
 		}
@@ -201,7 +201,7 @@ func merge(c config, start, end time.Time, reps []*replicaReport, s0, s1, s2 ser
 	if c.Idle {
 		r.JobTicks = r.RunsTotal
 	}
-	for t := lo; t <= hi; t++ {
+	for _, t := range due {
 		m := 0
 		for j := range c.Jobs {
 			if counts[j][t] > 0 {
@@ -270,7 +270,7 @@ func printSummary(w io.Writer, r *result) {
 		r.DelayP50, r.DelayP90, r.DelayP99, r.DelayP999, r.DelayMax, r.Late1s, r.Late1sPct)
 	fmt.Fprintf(w, "checked runs per replica, min–max: %s\n", r.Spread)
 	if r.Missing > 0 {
-		fmt.Fprintf(w, "missing per checked second: %v\n", r.MissingByTick)
+		fmt.Fprintf(w, "missing per checked tick: %v\n", r.MissingByTick)
 	}
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
