@@ -25,25 +25,27 @@ import (
 // job's lock and claims the tick first (see hold.go). Several replicas run
 // the same jobs against the same NATS.
 type Scheduler struct {
-	opts      Options
-	clock     clockwork.Clock
-	log       zerolog.Logger
-	history   *History
-	claims    *claims
-	registry  *registry.Registry
-	offset    *registry.OffsetEstimate
-	slots     slots
-	due       dueTicks
-	deals     deals
-	pace      claimPace // how long claims ahead take (ahead.go)
-	inflight  inflight
-	health    registry.Health
-	orphans   *orphans
-	timers    *timerQueue
-	workers   *workers
-	gaps      gapCache
-	schedules scheduleCache
-	m         *metrics
+	opts     Options
+	clock    clockwork.Clock
+	log      zerolog.Logger
+	history  *History
+	claims   *claims
+	registry *registry.Registry
+	offset   *registry.OffsetEstimate
+	slots    slots
+	// claimSlots bound the claims this replica has in flight (claimgate.go).
+	claimSlots slots
+	due        dueTicks
+	deals      deals
+	pace       claimPace // how long claims ahead take (ahead.go)
+	inflight   inflight
+	health     registry.Health
+	orphans    *orphans
+	timers     *timerQueue
+	workers    *workers
+	gaps       gapCache
+	schedules  scheduleCache
+	m          *metrics
 	// conflicts finds claims written under another definition of a job.
 	conflicts *conflicts
 	// holds are the lease timings of the jobs' locks (hold.go); reapers
@@ -138,7 +140,8 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	s := &Scheduler{
 		opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
-		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(), workers: newWorkers(),
+		claimSlots: newSlots(maxClaimsInFlight),
+		jobs:       map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(), workers: newWorkers(),
 		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}), legacy: locker,
 		groups: groupSlots{locker: locker, js: js, timeout: o.AcquireTimeout},
 	}

@@ -149,10 +149,15 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*history.Reco
 		return nil, skipLocked, &lock.NotAcquiredError{Key: name, Timeout: s.opts.AcquireTimeout, Holder: h}
 	}
 	started := time.Now()
+	if err := s.claimSlots.acquire(actx); err != nil { // claimgate.go
+		s.slots.release()
+		return nil, s.cutShort(actx), nil
+	}
 	// A claim ahead of the tick waits for a held record as long as a claim
 	// at the tick would.
 	timeout := s.opts.AcquireTimeout + s.untilStart(e, tick)
 	res, err := s.take(actx, takeRequest{name: name, timeout: timeout, change: change, claims: tick})
+	s.claimSlots.release()
 	result, reason := "acquired", ""
 	switch {
 	case err == nil && res.outcome == taken:

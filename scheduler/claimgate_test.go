@@ -1,0 +1,104 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cronlock/cronlock/internal/natstest"
+	"github.com/cronlock/cronlock/job"
+	"github.com/cronlock/cronlock/scheduler"
+)
+
+// Jobs falling due together (hourly jobs at minute 0) run once each, none
+// skipped for NATS, when there are more of them than the server stores
+// within AcquireTimeout: each replica sends only so many claims at a
+// time, and the others wait for a place before their timeout starts.
+// Sent all at once (no bound), most of these claims time out.
+func TestBurstOfDueJobsRunsEachOnce(t *testing.T) {
+	t.Parallel()
+	const (
+		jobs     = 1000
+		inFlight = 8
+		every    = 4 // seconds between the bursts
+	)
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	var mu sync.Mutex
+	runs := map[string]map[int64]int{} // job → tick → runs
+	regs := make([]*prometheus.Registry, 2)
+	reps := make([]*replica, 2)
+	for i := range reps {
+		regs[i] = prometheus.NewRegistry()
+		reps[i] = newReplica(t, url, lockOpts(fmt.Sprintf("burst-%d", i)), scheduler.Options{
+			AcquireTimeout: 100 * time.Millisecond, Registerer: regs[i], Logger: testLogger(t, fmt.Sprintf("burst-%d", i))})
+		scheduler.SetClaimsInFlight(reps[i].s, inFlight)
+		for j := range jobs {
+			name := fmt.Sprintf("burst.%03d", j)
+			err := reps[i].s.Add(job.Job{Name: name, Schedule: fmt.Sprintf("*/%d * * * * *", every), Run: func(ctx context.Context) error {
+				info, _ := job.FromContext(ctx)
+				mu.Lock()
+				if runs[name] == nil {
+					runs[name] = map[int64]int{}
+				}
+				runs[name][info.Tick.Unix()]++
+				mu.Unlock()
+				return nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, r := range reps {
+		r.start(t)
+	}
+	// The first burst after both replicas run: a tick at least a second
+	// after the start, so that neither replica is still starting.
+	burst := time.Now().Add(time.Second).Truncate(every * time.Second).Add(every * time.Second).Unix()
+	ranAll := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, ticks := range runs {
+			if ticks[burst] > 0 {
+				n++
+			}
+		}
+		return n == jobs
+	}
+	deadline := time.Now().Add(time.Until(time.Unix(burst, 0)) + 20*time.Second)
+	for !ranAll() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, r := range reps {
+		r.stop()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var missing, twice []string
+	for j := range jobs {
+		name := fmt.Sprintf("burst.%03d", j)
+		switch n := runs[name][burst]; {
+		case n == 0:
+			missing = append(missing, name)
+		case n > 1:
+			twice = append(twice, name)
+		}
+	}
+	if len(twice) > 0 {
+		t.Errorf("%d jobs ran the burst's tick more than once: %v", len(twice), twice)
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d of %d jobs did not run the burst's tick %s: %.10v…", len(missing), jobs, time.Unix(burst, 0).Format(time.TimeOnly), missing)
+	}
+	// A claim that waited its place can still meet a slow server (the race
+	// detector, a loaded machine): a few may time out, and the other
+	// replica then runs the tick. Sent all at once, thousands did.
+	if n := metricSum(t, "cronlock_ticks_skipped_total", map[string]string{"reason": "error"}, regs...); n > jobs/20 {
+		t.Errorf("%v ticks skipped because NATS failed, want at most %d: the claims waited for NATS instead of for a place", n, jobs/20)
+	}
+}
