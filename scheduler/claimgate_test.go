@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -17,10 +18,13 @@ import (
 // Jobs falling due together (hourly jobs at minute 0) run once each, none
 // skipped for NATS, when there are more of them than the server stores
 // within AcquireTimeout: each replica sends only so many claims at a
-// time, and the others wait for a place before their timeout starts.
-// Sent all at once (no bound), most of these claims time out.
+// time, and the others wait for a place before their timeout starts, in
+// the replica's queue (cronlock_claims_waiting) rather than on a goroutine
+// each. Sent all at once (no bound), most of these claims time out.
+//
+// Not parallel: the burst takes both cores for a second, and the leases of
+// the tests beside it (1 s) would lose their renewals.
 func TestBurstOfDueJobsRunsEachOnce(t *testing.T) {
-	t.Parallel()
 	const (
 		jobs     = 1000
 		inFlight = 8
@@ -71,8 +75,12 @@ func TestBurstOfDueJobsRunsEachOnce(t *testing.T) {
 		return n == jobs
 	}
 	deadline := time.Now().Add(time.Until(time.Unix(burst, 0)) + 20*time.Second)
+	var queued float64
+	goroutines := 0
 	for !ranAll() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
+		queued = max(queued, metricSum(t, "cronlock_claims_waiting", nil, regs...))
+		goroutines = max(goroutines, runtime.NumGoroutine())
 	}
 	for _, r := range reps {
 		r.stop()
@@ -88,6 +96,14 @@ func TestBurstOfDueJobsRunsEachOnce(t *testing.T) {
 		case n > 1:
 			twice = append(twice, name)
 		}
+	}
+	if queued == 0 {
+		t.Error("cronlock_claims_waiting stayed 0 through the burst: no tick waited for a place")
+	}
+	// Both replicas, the server and the test: a few hundred goroutines. A
+	// goroutine per due tick is 2 × 1,000 more.
+	if goroutines > jobs {
+		t.Errorf("%d goroutines at the burst's peak, want at most %d: the ticks waiting for a place hold goroutines", goroutines, jobs)
 	}
 	if len(twice) > 0 {
 		t.Errorf("%d jobs ran the burst's tick more than once: %v", len(twice), twice)

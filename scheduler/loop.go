@@ -39,14 +39,15 @@ func (s *Scheduler) startLoop(e *entry) {
 }
 
 // work runs f for the busy entry e on a worker (workers.go), then what
-// reschedule hands back, until e is queued again (or stopped).
-func (s *Scheduler) work(e *entry, f func()) {
+// reschedule hands back, until e is queued again (or stopped). It reports
+// whether f will run (not once the scheduler has shut down).
+func (s *Scheduler) work(e *entry, f func()) bool {
 	q := s.timers
 	q.mu.Lock()
 	if q.closed {
 		e.slot.busy = false
 		q.mu.Unlock()
-		return
+		return false
 	}
 	s.loops.Add(1) // under q.mu, before shutdown's Wait
 	q.mu.Unlock()
@@ -54,9 +55,57 @@ func (s *Scheduler) work(e *entry, f func()) {
 		defer s.loops.Done()
 		for f != nil {
 			f()
+			s.dropPlace(e)
 			f = s.reschedule(e)
 		}
 	})
+	return true
+}
+
+// startClaim starts e's tick work f holding a place among the claims in
+// flight (claimgate.go), or skips the tick without a worker when the
+// watch has delivered another replica's claim of it while it waited for
+// the place, or drops it when the job was removed meanwhile (a reload).
+// It reports whether the work took the place.
+func (s *Scheduler) startClaim(e *entry, f func()) bool {
+	q := s.timers
+	q.mu.Lock()
+	if e.slot.stopped || q.closed {
+		e.slot.busy = false
+		q.mu.Unlock()
+		return false
+	}
+	q.mu.Unlock()
+	if tick := e.slot.tick; s.skipClaimed(e, tick) {
+		e.slot.last = tick
+		if g := s.reschedule(e); g != nil {
+			s.work(e, g)
+		}
+		return false
+	}
+	e.slot.placed = true
+	if !s.work(e, f) {
+		e.slot.placed = false
+		return false
+	}
+	return true
+}
+
+// usePlace hands e's place among the claims in flight, if its work holds
+// one, to the claim about to be sent (which leaves the gate once
+// answered), and reports whether it did.
+func (e *entry) usePlace() bool {
+	p := e.slot.placed
+	e.slot.placed = false
+	return p
+}
+
+// dropPlace gives back the place e's work holds, if its claim did not
+// use it (the tick was skipped before the claim).
+func (s *Scheduler) dropPlace(e *entry) {
+	if e.usePlace() {
+		s.gate.leave()
+	}
 }
 
 // reschedule ends the busy entry e's work in hand: it returns the next work
@@ -98,7 +147,11 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 	for {
 		due, wait, ok := q.popDue(s.now())
 		for _, e := range due {
-			if f := s.wakeWork(e); f != nil {
+			switch f, claim := s.wakeWork(e); {
+			case f == nil:
+			case claim:
+				s.gate.offer(func() bool { return s.startClaim(e, f) })
+			default:
 				s.work(e, f)
 			}
 		}
@@ -123,29 +176,30 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 }
 
 // wakeWork is what a job taken out of the queue does on a worker: try its
-// tick (never one tick twice), or retry its catch-up after an outage. It
-// returns nil when the dispatcher has dealt with the job itself: queued
-// it again for its turn at the tick (queueTurn), or skipped a tick another
-// replica has claimed (skipClaimed); then it hands back what reschedule
-// does, the work offered meanwhile if any.
-func (s *Scheduler) wakeWork(e *entry) func() {
+// tick (never one tick twice; claim: it waits for a place among the claims
+// in flight first), or retry its catch-up after an outage. It returns nil
+// when the dispatcher has dealt with the job itself: queued it again for
+// its turn at the tick (queueTurn), or skipped a tick another replica has
+// claimed (skipClaimed); then it hands back what reschedule does, the
+// work offered meanwhile if any.
+func (s *Scheduler) wakeWork(e *entry) (f func(), claim bool) {
 	switch e.slot.kind {
 	case wakeRecover:
-		return func() { s.recover(e) }
+		return func() { s.recover(e) }, false
 	case wakeTick:
 		if s.queueTurn(e) {
-			return nil
+			return nil, false
 		}
 	}
 	tick := e.slot.tick
 	if s.skipClaimed(e, tick) {
 		e.slot.last = tick
-		return s.reschedule(e)
+		return s.reschedule(e), false
 	}
 	return func() {
 		e.slot.last = tick
 		s.runTick(e, tick, ReasonNoReplica)
-	}
+	}, true
 }
 
 // offerKind is work the watch offers a job besides its ticks (a set of

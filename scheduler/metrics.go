@@ -29,6 +29,7 @@ type metrics struct {
 	jobs        *jobGauges // job (next run, suspended, info, interval), read at scrape time
 	live        prometheus.GaugeFunc
 	claimLead   prometheus.GaugeFunc // ahead.go
+	claimsQueue prometheus.GaugeFunc // claimgate.go
 
 	conflicts jobCounterVec // job (definition.go)
 }
@@ -98,12 +99,16 @@ func newMetrics(reg prometheus.Registerer, s *Scheduler) (*metrics, error) {
 			Name: "cronlock_claim_lead_seconds",
 			Help: "How long before their ticks this replica claims jobs with overlap skip and no group: twice its longest recent claim, up to 0.5, and 0 while claims are quick. A replica that fails in the lead holds the ticks it claimed until their lease ends.",
 		}, func() float64 { return s.pace.lead(s.now()).Seconds() }),
+		claimsQueue: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cronlock_claims_waiting",
+			Help: "Due ticks waiting on this replica for a place among its claims in flight (at most 128 at a time): non-zero while a burst of jobs due together is being claimed.",
+		}, func() float64 { return float64(s.gate.waiting()) }),
 	}
 	m.state = newStateGauges(m.lastSuccess, m.lastFailure)
 	if reg == nil {
 		return m, nil
 	}
-	cs := []prometheus.Collector{m.duration, m.skipped, m.acquire, m.running, m.lastSuccess, m.lastFailure, m.clockOffset, m.live, m.claimLead}
+	cs := []prometheus.Collector{m.duration, m.skipped, m.acquire, m.running, m.lastSuccess, m.lastFailure, m.clockOffset, m.live, m.claimLead, m.claimsQueue}
 	if !s.opts.StreamJobMetrics { // else JobMetricFamilies writes them
 		cs = append(cs, m.counters, m.jobs)
 	}

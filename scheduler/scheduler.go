@@ -33,19 +33,19 @@ type Scheduler struct {
 	registry *registry.Registry
 	offset   *registry.OffsetEstimate
 	slots    slots
-	// claimSlots bound the claims this replica has in flight (claimgate.go).
-	claimSlots slots
-	due        dueTicks
-	deals      deals
-	pace       claimPace // how long claims ahead take (ahead.go)
-	inflight   inflight
-	health     registry.Health
-	orphans    *orphans
-	timers     *timerQueue
-	workers    *workers
-	gaps       gapCache
-	schedules  scheduleCache
-	m          *metrics
+	// gate bounds the claims this replica has in flight (claimgate.go).
+	gate      *claimGate
+	due       dueTicks
+	deals     deals
+	pace      claimPace // how long claims ahead take (ahead.go)
+	inflight  inflight
+	health    registry.Health
+	orphans   *orphans
+	timers    *timerQueue
+	workers   *workers
+	gaps      gapCache
+	schedules scheduleCache
+	m         *metrics
 	// conflicts finds claims written under another definition of a job.
 	conflicts *conflicts
 	// holds are the lease timings of the jobs' locks (hold.go); reapers
@@ -140,8 +140,8 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	s := &Scheduler{
 		opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
-		claimSlots: newSlots(maxClaimsInFlight),
-		jobs:       map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(), workers: newWorkers(),
+		gate: newClaimGate(maxClaimsInFlight),
+		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(), workers: newWorkers(),
 		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}), legacy: locker,
 		groups: groupSlots{locker: locker, js: js, timeout: o.AcquireTimeout},
 	}

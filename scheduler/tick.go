@@ -44,6 +44,7 @@ func (s *Scheduler) runTick(e *entry, tick time.Time, gapReason Reason) bool {
 		gapReason = ReasonOutage
 	}
 	if e.job.Overlap == job.OverlapAllow {
+		s.dropPlace(e) // its run takes a slot, not the record
 		return s.runParallel(e, tick, gapReason, log)
 	}
 	run := Run{Job: name, Tick: tick, Start: s.plannedStart(e, tick), Status: StatusRunning}
@@ -148,16 +149,18 @@ func (s *Scheduler) lockTick(e *entry, tick time.Time, change func(*history.Reco
 		e.noteHeld(tick, &lock.NotAcquiredError{Key: name, Holder: h})
 		return nil, skipLocked, &lock.NotAcquiredError{Key: name, Timeout: s.opts.AcquireTimeout, Holder: h}
 	}
-	started := time.Now()
-	if err := s.claimSlots.acquire(actx); err != nil { // claimgate.go
-		s.slots.release()
-		return nil, s.cutShort(actx), nil
+	if !e.usePlace() { // a place among the claims in flight (claimgate.go)
+		if err := s.gate.enter(actx); err != nil {
+			s.slots.release()
+			return nil, s.cutShort(actx), nil
+		}
 	}
+	started := time.Now()
 	// A claim ahead of the tick waits for a held record as long as a claim
 	// at the tick would.
 	timeout := s.opts.AcquireTimeout + s.untilStart(e, tick)
 	res, err := s.take(actx, takeRequest{name: name, timeout: timeout, change: change, claims: tick})
-	s.claimSlots.release()
+	s.gate.leave()
 	result, reason := "acquired", ""
 	switch {
 	case err == nil && res.outcome == taken:

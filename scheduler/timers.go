@@ -58,6 +58,10 @@ type slot struct {
 	// last is the last tick tried, so that none is tried twice; only the
 	// goroutine working on the busy entry reads or writes it.
 	last time.Time
+	// placed: the tick's work holds a place among the claims in flight,
+	// taken when the dispatcher started it (claimgate.go); its claim uses
+	// it, or the work gives it back when it ends. Same ownership as last.
+	placed bool
 	// ranUntil is when the job's last run on this goroutine ended (its
 	// recorded End), zero after the next tick is chosen; same ownership as
 	// last. See nextTick.
