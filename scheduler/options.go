@@ -37,7 +37,9 @@ type Options struct {
 	// clock. A deployment must leave it false.
 	LocalClock bool
 	// AcquireTimeout is how long a replica tries a job's lock at a tick
-	// before skipping the tick. Default 500 ms.
+	// before skipping the tick, counted from when its claim is sent: a
+	// tick waiting for a place among the replica's claims in flight (many
+	// jobs due at once) has not started it. Default 500 ms.
 	AcquireTimeout time.Duration
 	// ShutdownGrace is how long Run waits for running jobs after its
 	// context is done, before cancelling them. Default 30 s.
