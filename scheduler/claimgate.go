@@ -32,9 +32,10 @@ import (
 // keep about 1 claim in flight per replica, and 4,000/s a few dozen.
 const maxClaimsInFlight = 128
 
-// compactAfter: a queue that has handed out this many places from its
-// front, and has more behind it than ahead, is moved back to the start of
-// its array, so that a backlog that never drains does not grow it for ever.
+// compactAfter: once the entries handed out from the front of the queue's
+// array number this many and are at least half of it, the waiting ones
+// are moved back to its start, so that a backlog that never drains does
+// not grow the array for ever.
 const compactAfter = 1024
 
 // claimGate hands out the places among a replica's claims in flight.

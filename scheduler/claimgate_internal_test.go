@@ -87,3 +87,25 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A backlog that never drains (one tick queued for each place freed) keeps
+// the queue's array bounded: the handed-out front is dropped.
+func TestClaimGateSteadyBacklogStaysBounded(t *testing.T) {
+	t.Parallel()
+	g := newClaimGate(1)
+	used := func() bool { return true }
+	g.offer(used) // holds the place
+	for range 10 {
+		g.offer(used)
+	}
+	for range 20 * compactAfter {
+		g.offer(used)
+		g.leave() // to the first waiting
+	}
+	if g.waiting() != 10 {
+		t.Fatalf("%d waiting, want the steady backlog of 10", g.waiting())
+	}
+	if n := len(g.queue); n > 2*compactAfter+10 {
+		t.Errorf("queue array of %d entries after %d offers through a backlog of 10, want at most %d", n, 20*compactAfter, 2*compactAfter+10)
+	}
+}
