@@ -52,8 +52,13 @@ type claimGate struct {
 // reports whether it used it).
 type claimWaiter struct {
 	granted chan struct{}
-	start   func() bool
+	start   startFunc
 }
+
+// startFunc is what offer runs holding a place; waited says whether it
+// waited in the queue for it (false: a place was free at the offer). It
+// reports whether it used the place.
+type startFunc func(waited bool) bool
 
 func newClaimGate(limit int) *claimGate { return &claimGate{limit: max(limit, 0)} }
 
@@ -88,7 +93,7 @@ func (g *claimGate) enter(ctx context.Context) error {
 // goroutine that frees one, after the waits queued before it. start must
 // not block; it reports whether it used the place (false: it is passed
 // on).
-func (g *claimGate) offer(start func() bool) {
+func (g *claimGate) offer(start startFunc) {
 	g.mu.Lock()
 	if !g.freeLocked() {
 		g.queue = append(g.queue, claimWaiter{start: start})
@@ -97,7 +102,7 @@ func (g *claimGate) offer(start func() bool) {
 	}
 	g.inFlight++
 	g.mu.Unlock()
-	if !start() {
+	if !start(false) {
 		g.leave()
 	}
 }
@@ -117,7 +122,7 @@ func (g *claimGate) leave() {
 			close(w.granted)
 			return
 		}
-		if w.start() {
+		if w.start(true) {
 			return
 		}
 	}

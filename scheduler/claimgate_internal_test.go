@@ -19,8 +19,9 @@ func TestClaimGateOrderAndBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	var started []string
+	waited := map[string]bool{}
 	offer := func(name string, use bool) {
-		g.offer(func() bool { started = append(started, name); return use })
+		g.offer(func(w bool) bool { started, waited[name] = append(started, name), w; return use })
 	}
 	offer("a", true) // the second place
 	offer("b", false)
@@ -40,6 +41,9 @@ func TestClaimGateOrderAndBound(t *testing.T) {
 	g.leave() // b takes it and passes it on to c
 	if !slices.Equal(started, []string{"a", "b", "c"}) || g.waiting() != 1 {
 		t.Fatalf("after one leave: started %v, %d waiting; want [a b c], 1 waiting", started, g.waiting())
+	}
+	if waited["a"] || !waited["b"] || !waited["c"] {
+		t.Errorf("told they waited: a %v, b %v, c %v; want false (a place was free), true, true", waited["a"], waited["b"], waited["c"])
 	}
 	granted := make(chan error, 1)
 	go func() { granted <- g.enter(ctx) }() // queued behind d
@@ -71,7 +75,7 @@ func TestClaimGateUnbounded(t *testing.T) {
 		}
 	}
 	n := 0
-	g.offer(func() bool { n++; return true })
+	g.offer(func(bool) bool { n++; return true })
 	if n != 1 || g.waiting() != 0 {
 		t.Errorf("unbounded: offer ran %d times, %d waiting; want 1, 0", n, g.waiting())
 	}
@@ -93,7 +97,7 @@ func waitUntil(t *testing.T, cond func() bool) {
 func TestClaimGateSteadyBacklogStaysBounded(t *testing.T) {
 	t.Parallel()
 	g := newClaimGate(1)
-	used := func() bool { return true }
+	used := func(bool) bool { return true }
 	g.offer(used) // holds the place
 	for range 10 {
 		g.offer(used)

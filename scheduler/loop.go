@@ -63,20 +63,15 @@ func (s *Scheduler) work(e *entry, f func()) bool {
 }
 
 // startClaim starts e's tick work f holding a place among the claims in
-// flight (claimgate.go), or skips the tick without a worker when the
-// watch has delivered another replica's claim of it while it waited for
-// the place, or drops it when the job was removed meanwhile (a reload).
-// It reports whether the work took the place.
-func (s *Scheduler) startClaim(e *entry, f func()) bool {
-	q := s.timers
-	q.mu.Lock()
-	if e.slot.stopped || q.closed {
-		e.slot.busy = false
-		q.mu.Unlock()
+// flight (claimgate.go). When it waited for the place, it first drops the
+// tick if the job was removed meanwhile (a reload), and skips it without a
+// worker if the watch has delivered another replica's claim of it (the
+// dispatcher looked for both just before the offer).
+func (s *Scheduler) startClaim(e *entry, f func(), waited bool) bool {
+	if waited && s.goneWhileWaiting(e) {
 		return false
 	}
-	q.mu.Unlock()
-	if tick := e.slot.tick; s.skipClaimed(e, tick) {
+	if tick := e.slot.tick; waited && s.skipClaimed(e, tick) {
 		e.slot.last = tick
 		if g := s.reschedule(e); g != nil {
 			s.work(e, g)
@@ -89,6 +84,19 @@ func (s *Scheduler) startClaim(e *entry, f func()) bool {
 		return false
 	}
 	return true
+}
+
+// goneWhileWaiting reports whether e's job was removed, or the scheduler
+// shut down, while its tick waited for a place; e is then no longer busy.
+func (s *Scheduler) goneWhileWaiting(e *entry) bool {
+	q := s.timers
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if e.slot.stopped || q.closed {
+		e.slot.busy = false
+		return true
+	}
+	return false
 }
 
 // usePlace hands e's place among the claims in flight, if its work holds
@@ -150,7 +158,7 @@ func (s *Scheduler) dispatch(ctx context.Context) {
 			switch f, claim := s.wakeWork(e); {
 			case f == nil:
 			case claim:
-				s.gate.offer(func() bool { return s.startClaim(e, f) })
+				s.gate.offer(func(waited bool) bool { return s.startClaim(e, f, waited) })
 			default:
 				s.work(e, f)
 			}
