@@ -16,12 +16,13 @@ import (
 	"github.com/cronlock/cronlock/scheduler"
 )
 
-// Jobs falling due together (hourly jobs at minute 0) run once each, none
-// skipped for NATS, when there are more of them than the server stores
+// Jobs falling due together (hourly jobs at minute 0) run once each, all
+// but a few that NATS fails, when there are more of them than the server stores
 // within AcquireTimeout: each replica sends only so many claims at a
 // time, and the others wait for a place before their timeout starts, in
 // the replica's queue (cronlock_claims_waiting) rather than on a goroutine
-// each. Sent all at once (no bound), most of these claims time out.
+// each. Sent all at once (no bound) with a 100 ms timeout, most of these
+// claims timed out.
 //
 // Not parallel: the burst takes both cores for a second, and the leases of
 // the tests beside it (1 s) would lose their renewals.
@@ -39,7 +40,7 @@ func TestBurstOfDueJobsRunsEachOnce(t *testing.T) {
 	for i := range reps {
 		regs[i] = prometheus.NewRegistry()
 		reps[i] = newReplica(t, url, lockOpts(fmt.Sprintf("burst-%d", i)), scheduler.Options{
-			AcquireTimeout: 100 * time.Millisecond, Registerer: regs[i], Logger: testLogger(t, fmt.Sprintf("burst-%d", i))})
+			AcquireTimeout: 300 * time.Millisecond, Registerer: regs[i], Logger: testLogger(t, fmt.Sprintf("burst-%d", i))})
 		scheduler.SetClaimsInFlight(reps[i].s, inFlight)
 		for j := range jobs {
 			name := fmt.Sprintf("burst.%03d", j)
@@ -114,13 +115,18 @@ func TestBurstOfDueJobsRunsEachOnce(t *testing.T) {
 	if len(twice) > 0 {
 		t.Errorf("%d jobs ran the burst's tick more than once: %v", len(twice), twice)
 	}
-	if len(missing) > 0 {
-		t.Errorf("%d of %d jobs did not run the burst's tick %s: %.10v…", len(missing), jobs, time.Unix(burst, 0).Format(time.TimeOnly), missing)
-	}
 	// A claim that waited its place can still meet a slow server (the race
-	// detector, a loaded machine): a few may time out, and the other
-	// replica then runs the tick. Sent all at once, thousands did.
-	if n := metricSum(t, "cronlock_ticks_skipped_total", map[string]string{"reason": "error"}, regs...); n > jobs/20 {
-		t.Errorf("%v ticks skipped because NATS failed, want at most %d: the claims waited for NATS instead of for a place", n, jobs/20)
+	// detector, a loaded CI machine) and time out; when its write was
+	// stored all the same, no replica runs that tick (a tick runs at most
+	// once). So a tick may be missing only for a claim that timed out, and
+	// only a few may time out. (Sent all at once with AcquireTimeout 100 ms,
+	// 808–984 of these claims timed out; with the bound, a loaded CI machine
+	// still timed out 8 at 100 ms, whose ticks were missed: hence 300 ms.)
+	timedOut := metricSum(t, "cronlock_ticks_skipped_total", map[string]string{"reason": "error"}, regs...)
+	if float64(len(missing)) > timedOut {
+		t.Errorf("%d of %d jobs did not run the burst's tick %s, and only %v claims timed out: %.10v…", len(missing), jobs, time.Unix(burst, 0).Format(time.TimeOnly), timedOut, missing)
+	}
+	if timedOut > jobs/20 {
+		t.Errorf("%v ticks skipped because NATS failed, want at most %d: the claims waited for NATS instead of for a place", timedOut, jobs/20)
 	}
 }
