@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/history"
+	"github.com/cronlock/cronlock/internal/kv"
 )
 
 // A run's result is written to the shared history before its lock is
@@ -89,18 +91,37 @@ type resultWrite struct {
 // entry unsent.)
 func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *history.Rerun, lease *heldLock, guess *history.Record, rev uint64, w *resultWrite) (Run, error) {
 	if !w.output {
-		octx, cancel := context.WithTimeout(ctx, recordTimeout)
+		octx, cancel := s.attemptContext(ctx)
 		w.output = s.history.store.PutOutput(octx, run) == nil
 		cancel()
 	}
-	rctx, cancel := context.WithTimeout(ctx, recordTimeout)
+	rctx, cancel := s.attemptContext(ctx)
 	defer cancel()
 	recorded, freed, err := s.history.record(rctx, resultEntry{run: run, again: again, free: lease.id, queued: lease.queuedForResult(),
 		suspendAfter: lease.suspendAfter, guess: guess, rev: rev})
 	if freed {
 		lease.markFreed()
 	}
+	if err != nil && errors.Is(context.Cause(rctx), kv.ErrReconnected) {
+		err = fmt.Errorf("%w: %w", kv.ErrReconnected, err)
+	}
 	return recorded, err
+}
+
+// attemptContext bounds one attempt of a result's write: recordTimeout,
+// or until the client reconnects. A write in flight when its connection
+// dropped (the server it was sent to killed, say) has lost its reply, and
+// the job's lock stays held until it is written: it is sent again on the
+// new connection at once rather than at its timeout. Sending it twice is
+// safe: the retry reads the record, and a result recorded already is not
+// written again (History.record).
+func (s *Scheduler) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	bctx, unbind := s.reconnects.Bound(ctx)
+	tctx, cancel := context.WithTimeout(bctx, recordTimeout)
+	return tctx, func() {
+		cancel()
+		unbind()
+	}
 }
 
 // resultContext bounds recordResult: it ends ResultRetryFor from now, or
@@ -139,6 +160,15 @@ func (h *History) record(ctx context.Context, re resultEntry) (Run, bool, error)
 	out, freed := run, false
 	_, _, err := h.update(ctx, run.Job, re.guess, re.rev, func(st *history.Record) bool {
 		i := slices.IndexFunc(st.Runs, func(r Run) bool { return r.ID == run.ID && r.Tick.Equal(run.Tick) })
+		if i >= 0 && sameResult(st.Runs[i], run) && (st.Holder == nil || st.Holder.Lease != free) {
+			// Recorded already, by an attempt whose reply was lost (then
+			// its hold was freed in the same write): counting the failure
+			// again, or writing anything, would be wrong.
+			out = st.Runs[i]
+			out.Previous = st.Previous(i)
+			out.SuspendedAfter = suspendedBy(st, out, re.suspendAfter)
+			return false
+		}
 		if i < 0 {
 			out = st.Add(run)
 		} else {
@@ -161,6 +191,22 @@ func (h *History) record(ctx context.Context, re resultEntry) (Run, bool, error)
 		return true
 	})
 	return out, freed && err == nil, err
+}
+
+// sameResult reports whether the entry recorded is the result r: the
+// same status and end (an entry of a claim has no end yet).
+func sameResult(recorded, r Run) bool {
+	return recorded.Status == r.Status && recorded.End.Equal(r.End) && !r.End.IsZero()
+}
+
+// suspendedBy is what suspendAfterFailures returned when it recorded r
+// (already recorded): the failures in a row, if cronlock suspended the job
+// for them.
+func suspendedBy(st *history.Record, r Run, after int) int {
+	if after <= 0 || !r.Failed() || st.Failures < after || st.Suspended == nil || st.Suspended.By != autoSuspendedBy {
+		return 0
+	}
+	return st.Failures
 }
 
 // autoSuspendedBy labels the suspensions SuspendAfterFailures makes.

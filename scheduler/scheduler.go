@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cronlock/cronlock/internal/history"
+	"github.com/cronlock/cronlock/internal/kv"
 	"github.com/cronlock/cronlock/internal/registry"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/lock"
@@ -34,18 +35,21 @@ type Scheduler struct {
 	offset   *registry.OffsetEstimate
 	slots    slots
 	// gate bounds the claims this replica has in flight (claimgate.go).
-	gate      *claimGate
-	due       dueTicks
-	deals     deals
-	pace      claimPace // how long claims ahead take (ahead.go)
-	inflight  inflight
-	health    registry.Health
-	orphans   *orphans
-	timers    *timerQueue
-	workers   *workers
-	gaps      gapCache
-	schedules scheduleCache
-	m         *metrics
+	gate *claimGate
+	// reconnects ends a result's write in flight when the client
+	// reconnects, to send it again at once (result.go).
+	reconnects *kv.Reconnects
+	due        dueTicks
+	deals      deals
+	pace       claimPace // how long claims ahead take (ahead.go)
+	inflight   inflight
+	health     registry.Health
+	orphans    *orphans
+	timers     *timerQueue
+	workers    *workers
+	gaps       gapCache
+	schedules  scheduleCache
+	m          *metrics
 	// conflicts finds claims written under another definition of a job.
 	conflicts *conflicts
 	// holds are the lease timings of the jobs' locks (hold.go); reapers
@@ -140,7 +144,7 @@ func New(ctx context.Context, js jetstream.JetStream, locker *lock.Locker, opts 
 	s := &Scheduler{
 		opts: o, clock: o.Clock, log: o.Logger, history: h, claims: newClaims(),
 		registry: registry.New(rb, self, offset, o.Clock.Now), offset: offset, slots: newSlots(o.MaxConcurrentRuns),
-		gate: newClaimGate(maxClaimsInFlight),
+		gate: newClaimGate(maxClaimsInFlight), reconnects: kv.NewReconnects(h.store.Bucket().Conn()),
 		jobs: map[string]*entry{}, orphans: newOrphans(), conflicts: newConflicts(), timers: newTimerQueue(), workers: newWorkers(),
 		holds: holdTimesOf(locker.Options()), closing: make(chan struct{}), legacy: locker,
 		groups: groupSlots{locker: locker, js: js, timeout: o.AcquireTimeout},
@@ -218,6 +222,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.ctx = ctx
 	s.mu.Unlock()
 	s.conflicts.arm()
+	s.reconnects.Start()
+	defer s.reconnects.Stop() // after the runs' results, written in shutdown
 	var announcer sync.WaitGroup
 	announcer.Go(func() { s.announce(ctx) })
 	s.awaitClock(ctx)

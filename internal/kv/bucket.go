@@ -201,6 +201,9 @@ func (b *Bucket) Key(subject string) string { return strings.TrimPrefix(subject,
 // Connected reports whether the bucket's connection is up now.
 func (b *Bucket) Connected() bool { return b.nc.IsConnected() }
 
+// Conn is the client connection the bucket uses.
+func (b *Bucket) Conn() *nats.Conn { return b.nc }
+
 // Keys returns the bucket's keys that hold a value, sorted.
 func (b *Bucket) Keys(ctx context.Context) ([]string, error) {
 	lister, err := b.kv.ListKeys(ctx)

@@ -1,7 +1,6 @@
 package natstest
 
 import (
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -11,8 +10,9 @@ import (
 
 // Proxy forwards TCP connections to a target address and can silence them:
 // Freeze stops forwarding in both directions without closing anything (a
-// black hole, as in a network partition), Thaw resumes, Cut closes every
-// connection. Clients connect to Proxy.URL().
+// black hole, as in a network partition), FreezeReplies only from the
+// server to its clients (requests arrive, their replies are lost), Thaw
+// resumes, Cut closes every connection. Clients connect to Proxy.URL().
 type Proxy struct {
 	target string
 	ln     net.Listener
@@ -20,10 +20,12 @@ type Proxy struct {
 	mu     sync.Mutex
 	delay  time.Duration
 	frozen bool
-	thaw   chan struct{} // closed on Thaw; replaced on Freeze
-	conns  map[net.Conn]struct{}
-	held   map[*byte][]byte // data held by Freeze, by buffer
-	wg     sync.WaitGroup
+	// replies: only what the server sends is held (FreezeReplies).
+	replies bool
+	thaw    chan struct{} // closed on Thaw; replaced on Freeze
+	conns   map[net.Conn]struct{}
+	held    map[*byte][]byte // data held by Freeze, by buffer
+	wg      sync.WaitGroup
 }
 
 // NewProxy starts a proxy to target (host:port), closed by t.Cleanup.
@@ -60,12 +62,12 @@ func (p *Proxy) accept() {
 		p.conns[c], p.conns[u] = struct{}{}, struct{}{}
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(u, c)
-		go p.pipe(c, u)
+		go p.pipe(u, c, false)
+		go p.pipe(c, u, true)
 	}
 }
 
-func (p *Proxy) pipe(dst, src net.Conn) {
+func (p *Proxy) pipe(dst, src net.Conn, fromServer bool) {
 	defer p.wg.Done()
 	defer dst.Close()
 	defer src.Close()
@@ -73,16 +75,7 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			p.mu.Lock()
-			gate, delay := p.thaw, p.delay
-			if p.frozen {
-				p.held[&buf[0]] = buf[:n]
-			}
-			p.mu.Unlock()
-			<-gate // frozen: hold the bytes, as a silent network would
-			p.mu.Lock()
-			delete(p.held, &buf[0])
-			p.mu.Unlock()
+			delay := p.hold(buf[:n], fromServer) // frozen: hold the bytes, as a silent network would
 			if delay > 0 {
 				time.Sleep(delay) // a slow link, in both directions
 			}
@@ -91,12 +84,25 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			}
 		}
 		if err != nil {
-			if err != io.EOF {
-				return
-			}
 			return
 		}
 	}
+}
+
+// hold waits while data in this direction is frozen, and returns the
+// delay to apply.
+func (p *Proxy) hold(data []byte, fromServer bool) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer delete(p.held, &data[0])
+	for p.frozen || (fromServer && p.replies) {
+		p.held[&data[0]] = data
+		gate := p.thaw
+		p.mu.Unlock()
+		<-gate
+		p.mu.Lock()
+	}
+	return p.delay
 }
 
 // SetDelay makes every chunk of data wait d before it is forwarded (0: no
@@ -111,8 +117,23 @@ func (p *Proxy) SetDelay(d time.Duration) {
 func (p *Proxy) Freeze() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.frozen {
-		p.frozen = true
+	p.block()
+	p.frozen = true
+}
+
+// FreezeReplies silences what the server sends on every connection,
+// present and future, until Thaw: the requests clients send arrive and are
+// applied, their replies are held.
+func (p *Proxy) FreezeReplies() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.block()
+	p.replies = true
+}
+
+// block makes a new gate for Thaw to open, unless one is shut already.
+func (p *Proxy) block() {
+	if !p.frozen && !p.replies {
 		p.thaw = make(chan struct{})
 	}
 }
@@ -130,12 +151,12 @@ func (p *Proxy) Holding(s string) bool {
 	return false
 }
 
-// Thaw resumes forwarding.
+// Thaw resumes forwarding in both directions.
 func (p *Proxy) Thaw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.frozen {
-		p.frozen = false
+	if p.frozen || p.replies {
+		p.frozen, p.replies = false, false
 		close(p.thaw)
 	}
 }
