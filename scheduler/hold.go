@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/cronlock/cronlock/internal/history"
+	"github.com/cronlock/cronlock/internal/kv"
 	"github.com/cronlock/cronlock/lock"
 )
 
@@ -113,11 +114,25 @@ var errNotConnected = errors.New("not connected to NATS")
 // timeout bounds the writes too; ctx bounds the waits. On taken it
 // returns the held lock and the state written; on heldElse the error is a
 // *lock.NotAcquiredError naming the holder.
-func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, error) {
+//
+// A write in flight when the client reconnects (its server killed, the
+// link cut) has lost its reply, and it may have been stored. The take
+// then looks at the record again at once: a record that holds this take's
+// own lease is the take's, and the claim goes on from it while the hold's
+// safe deadline (counted from that write's sending) has not passed; one
+// that does not is claimed as before. Whatever the take ends with short
+// of a hold, a write it is unsure of is freed in the background
+// (unholdLater).
+func (s *Scheduler) take(ctx context.Context, req takeRequest) (res takeResult, err error) {
 	wctx, cancel := context.WithTimeout(ctx, req.timeout)
 	defer cancel()
-	id := nuid.Next()
-	var last *history.Hold // the hold that kept the record at the last look
+	t := &takeAttempt{req: req, id: nuid.Next()}
+	deadline := time.Now().Add(req.timeout)
+	defer func() {
+		if t.unsure && res.lock == nil {
+			s.unholdLater(req.name, t.id, true) // the write may have been stored
+		}
+	}()
 	for {
 		if !s.history.store.Bucket().Connected() {
 			// A write now would wait in the client's reconnect buffer and
@@ -127,68 +142,155 @@ func (s *Scheduler) take(ctx context.Context, req takeRequest) (takeResult, erro
 		}
 		changed := s.claims.onChange(req.name)
 		seenToken := s.claims.token(req.name)
-		var wait time.Duration
-		var holder *history.Hold
-		var dropped []Run
-		refusedByChange := false
 		sent := time.Now()
 		if wctx.Err() != nil {
-			if last == nil {
+			if t.last == nil {
 				// No look at the record within the timeout: NATS did not
 				// answer in time, which is not contention.
 				return takeResult{}, fmt.Errorf("%w within %v", errNoVerdict, req.timeout)
 			}
-			return s.notTaken(ctx, req, last)
+			return s.notTaken(ctx, req, t.last)
 		}
-		// The write has the state timeout, as a claim always had (a read and
-		// a compare-and-swap, retried on conflicts, on a slow server), even
-		// when it starts at the end of the wait; and it does not end with
-		// ctx: the watch may deliver this very write (the tick claimed: the
-		// caller's ctx ends) before its acknowledgement, which must still be
-		// read. A take sends nothing while disconnected (above), so an
-		// outage still ends it at once.
-		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), s.stateTimeout())
-		st, newRev, err := s.history.updatePeek(uctx, req.name, s.absentGuess(req.name), 0, s.claimSettled(req, id), func(st *history.Record, rev uint64) bool {
-			refusedByChange, wait, holder, dropped = false, 0, nil, nil
-			if st.Holder != nil && st.Holder.Lease != id && s.unsure.has(req.name, st.Holder.Lease) {
-				dropped = dropUnstarted(st) // our own take, stored after we gave up on it
-			}
-			if st.Holder != nil && st.Holder.Lease != id {
-				if ok, w := s.claims.holdOver(req.name, st.Holder.Lease, rev, s.holds.lease, time.Now()); !ok {
-					wait, holder = w, st.Holder
-					return false
-				}
-			}
-			now := s.now().UTC()
-			h := &history.Hold{Owner: s.registry.ID(), Lease: id, Token: nextToken(st), Since: now, At: now}
-			if !req.change(st, h) {
-				refusedByChange = true
-				return false
-			}
-			st.Holder, st.LastToken = h, h.Token
-			return true
-		})
-		ucancel()
+		st, newRev, err := s.takeWrite(ctx, t)
+		for errors.Is(err, kv.ErrReconnected) && time.Now().Before(deadline) && s.history.store.Bucket().Connected() {
+			// Look again at once, even if ctx ended meanwhile: the watch
+			// may have delivered this very write, which is ours.
+			t.cutShort(sent)
+			sent = time.Now()
+			st, newRev, err = s.takeWrite(ctx, t)
+		}
 		switch {
+		case t.own:
+			return s.adoptHold(t, st, seenToken)
 		case errors.Is(err, history.ErrSettled):
 			return takeResult{outcome: refused}, nil // nothing was written
 		case err != nil:
-			s.unholdLater(req.name, id, true) // the write may have been stored
+			t.unsure = true
 			return takeResult{}, fmt.Errorf("%w: %w", errHoldUncertain, err)
 		case newRev != 0:
-			s.reportUnstarted(dropped)
+			s.reportUnstarted(t.dropped)
 			s.checkToken(req.name, st.Holder.Token, seenToken)
-			l := s.newHeldLock(req.name, st, newRev, sent)
-			l.waited = last != nil
+			l := s.newHeldLock(req.name, st, newRev, t.sentOr(sent))
+			l.waited = t.last != nil
 			return takeResult{lock: l, outcome: taken}, nil
-		case refusedByChange:
+		case t.refusedByChange:
 			return takeResult{outcome: refused}, nil
 		}
-		if !s.awaitHold(wctx, changed, wait) {
-			return s.notTaken(ctx, req, holder)
+		if !s.awaitHold(wctx, changed, t.wait) {
+			return s.notTaken(ctx, req, t.holder)
 		}
-		last = holder
+		t.last = t.holder
 	}
+}
+
+// takeAttempt is the state of one take across its writes.
+type takeAttempt struct {
+	req takeRequest
+	id  string // the hold's lease, kept across the take's writes
+	// last is the hold that kept the record at the last look.
+	last *history.Hold
+	// Set by the last write's change:
+	refusedByChange bool
+	wait            time.Duration // while holder keeps the record
+	holder          *history.Hold
+	dropped         []Run // holds of ours that never started, dropped
+	own             bool  // the record holds this take's lease (at ownRev)
+	ownRev          uint64
+	// cut is when the first write that a reconnect cut short was sent
+	// (zero: none), and unsure that a write may have been stored unseen;
+	// droppedByCut is what the last write cut short dropped.
+	cut          time.Time
+	unsure       bool
+	droppedByCut []Run
+}
+
+// cutShort notes a write sent at sent whose reply the reconnect lost.
+func (t *takeAttempt) cutShort(sent time.Time) {
+	if t.cut.IsZero() {
+		t.cut = sent
+	}
+	t.unsure = true
+	t.droppedByCut = t.dropped // the last write's: a later one finds it stored, or writes its own
+}
+
+// sentOr is when the take's stored write may have been sent: the first
+// one cut short, if any, since either may be the one stored.
+func (t *takeAttempt) sentOr(sent time.Time) time.Time {
+	if t.cut.IsZero() {
+		return sent
+	}
+	return t.cut
+}
+
+// takeWrite makes one write of a take: the hold and the request's change,
+// unless another live hold keeps the record (t.wait, t.holder), the
+// change refuses (t.refusedByChange), or the record holds t's own lease
+// already (t.own: a write whose reply was lost was stored). Its error is
+// kv.ErrReconnected when the client reconnected while it was in flight.
+//
+// The write has the state timeout, as a claim always had (a read and a
+// compare-and-swap, retried on conflicts, on a slow server), even when it
+// starts at the end of the wait; and it does not end with ctx: the watch
+// may deliver this very write (the tick claimed: the caller's ctx ends)
+// before its acknowledgement, which must still be read. A take sends
+// nothing while disconnected, so an outage still ends it at once.
+func (s *Scheduler) takeWrite(ctx context.Context, t *takeAttempt) (history.Record, uint64, error) {
+	bctx, unbind := s.reconnects.Bound(context.WithoutCancel(ctx))
+	defer unbind()
+	uctx, ucancel := context.WithTimeout(bctx, s.stateTimeout())
+	defer ucancel()
+	req := t.req
+	st, newRev, err := s.history.updatePeek(uctx, req.name, s.absentGuess(req.name), 0, s.claimSettled(req, t.id), func(st *history.Record, rev uint64) bool {
+		t.refusedByChange, t.wait, t.holder, t.dropped, t.own = false, 0, nil, nil, false
+		if st.Holder != nil && st.Holder.Lease == t.id {
+			t.own, t.ownRev = true, rev
+			return false
+		}
+		if st.Holder != nil && s.unsure.has(req.name, st.Holder.Lease) {
+			t.dropped = dropUnstarted(st) // our own take, stored after we gave up on it
+		}
+		if st.Holder != nil {
+			if ok, w := s.claims.holdOver(req.name, st.Holder.Lease, rev, s.holds.lease, time.Now()); !ok {
+				t.wait, t.holder = w, st.Holder
+				return false
+			}
+		}
+		now := s.now().UTC()
+		h := &history.Hold{Owner: s.registry.ID(), Lease: t.id, Token: nextToken(st), Since: now, At: now}
+		if !req.change(st, h) {
+			t.refusedByChange = true
+			return false
+		}
+		st.Holder, st.LastToken = h, h.Token
+		return true
+	})
+	if err != nil {
+		t.own = false // seen on a guess at most: only a read decides
+		if errors.Is(context.Cause(uctx), kv.ErrReconnected) {
+			err = fmt.Errorf("%w: %w", kv.ErrReconnected, err)
+		}
+	}
+	return st, newRev, err
+}
+
+// adoptHold goes on with a hold of t's own lease that a write stored
+// although its reply was lost (st, at t.ownRev): the record is the one
+// that write made, and the change's outcome is its last call's, made for
+// that write. Past its safe deadline the hold is not taken: another
+// replica may count it over already.
+func (s *Scheduler) adoptHold(t *takeAttempt, st history.Record, seenToken uint64) (takeResult, error) {
+	sent := t.sentOr(time.Now())
+	if !time.Now().Before(s.holds.safeDeadline(sent)) {
+		return takeResult{}, fmt.Errorf("%w: stored, but found after its safe deadline", errHoldUncertain)
+	}
+	t.unsure = false
+	s.reportUnstarted(t.droppedByCut)
+	s.checkToken(t.req.name, st.Holder.Token, seenToken)
+	s.log.Info().Str("job", t.req.name).Uint64("token", st.Holder.Token).
+		Msg("the job's claim was stored although its reply was lost with the connection; going on with it")
+	l := s.newHeldLock(t.req.name, st, t.ownRev, sent)
+	l.waited = t.last != nil
+	return takeResult{lock: l, outcome: taken}, nil
 }
 
 // absentGuess is the guess a take starts from: an empty record when the

@@ -96,3 +96,76 @@ func TestResultWithALostReplyIsSettledOnReconnect(t *testing.T) {
 	}
 }
 
+// A claim that NATS stored but whose reply was lost with its connection
+// is the replica's own once the client reconnects: it looks at the record
+// at once, finds its own hold there, and runs the tick, instead of giving
+// up on the write at its timeout (the tick then missed for an outage by
+// every replica, its own stored claim freed in the background).
+func TestClaimWithALostReplyRunsOnReconnect(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
+	proxy := natstest.NewProxy(t, strings.TrimPrefix(url, "nats://"))
+	t.Cleanup(proxy.Thaw)
+	const name, period = "lost.claim", 2 * time.Second
+	starts := newRecorder()
+	r := newReplica(t, proxy.URL(), lockOpts("r1"), scheduler.Options{Logger: testLogger(t, "r1")})
+	addJob(t, r, job.Job{Name: name, Schedule: "*/2 * * * * *", Run: startRecorder("r1", starts, 0)})
+	r.start(t)
+	first := starts.next(t, 10*time.Second)
+
+	_, js := natstest.Connect(t, url) // straight to the server
+	h, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func() scheduler.JobState {
+		st, err := h.State(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// Silence the replies a quarter of the way to the next tick, once the
+	// first run is recorded: the next tick's claim arrives, its reply not.
+	waitFor(t, 10*time.Second, "the first run recorded, before the next tick", func() bool {
+		_, last := entriesOf(state().Runs, first.tick)
+		phase := time.Since(time.Now().Truncate(period))
+		return last.Succeeded() && phase >= period/4 && phase < period/2
+	})
+	proxy.FreezeReplies()
+	tick := time.Now().Truncate(period).Add(period)
+	waitFor(t, 5*time.Second, "the next tick's claim stored", func() bool {
+		_, last := entriesOf(state().Runs, tick)
+		return last.Status == scheduler.StatusRunning
+	})
+	proxy.Cut() // the connection drops with the reply
+	proxy.Thaw()
+	cut := time.Now()
+
+	got := starts.next(t, 5*time.Second)
+	if !got.tick.Equal(tick) {
+		t.Fatalf("the run after the cut is of tick %v; want the claimed one, %v", got.tick, tick)
+	}
+	if d := got.start.Sub(cut); d > time.Second {
+		t.Errorf("the claimed tick started %v after the reconnect", d)
+	}
+	waitFor(t, 5*time.Second, "the claimed tick recorded", func() bool {
+		_, last := entriesOf(state().Runs, tick)
+		return last.Status != scheduler.StatusRunning
+	})
+	r.stop()
+	statuses, last := entriesOf(state().Runs, tick)
+	if len(statuses) != 1 || !last.Succeeded() {
+		t.Errorf("tick %v recorded %v, want one succeeded entry", tick, statuses)
+	}
+	n := 0
+	for _, x := range starts.all() {
+		if x.tick.Equal(tick) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("tick %v ran %d times, want once", tick, n)
+	}
+}
