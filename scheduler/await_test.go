@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/cronlock/cronlock/internal/natstest"
 	"github.com/cronlock/cronlock/job"
 	"github.com/cronlock/cronlock/scheduler"
 )
@@ -167,4 +168,24 @@ func (j *jobRuns) next(t *testing.T, d time.Duration) jobRun {
 		t.Fatalf("no run within %v", d)
 		return jobRun{}
 	}
+}
+
+// jobState returns a reader of the job's shared record, through a
+// connection of its own straight to the server at url (past any proxy the
+// replicas go through), and the History it reads with.
+func jobState(t *testing.T, url, name string) (func() scheduler.JobState, *scheduler.History) {
+	t.Helper()
+	ctx := context.Background()
+	_, js := natstest.Connect(t, url)
+	h, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() scheduler.JobState {
+		st, err := h.State(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}, h
 }

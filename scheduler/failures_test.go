@@ -37,18 +37,7 @@ func TestSuspendAfterFailures(t *testing.T) {
 		reps = append(reps, r)
 		r.start(t)
 	}
-	_, js := natstest.Connect(t, url)
-	h, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := func() scheduler.JobState {
-		st, err := h.State(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	state, h := jobState(t, url, name)
 	waitFor(t, 10*time.Second, "the job suspended", func() bool { return state().Suspended != nil })
 	st := state()
 	if n := len(withStatus(st.Runs, scheduler.StatusFailed)); n != 2 {

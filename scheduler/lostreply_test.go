@@ -22,7 +22,6 @@ import (
 // this job, SuspendAfterFailures 2, after its one failure).
 func TestResultWithALostReplyIsSettledOnReconnect(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
 	proxy := natstest.NewProxy(t, strings.TrimPrefix(url, "nats://"))
 	t.Cleanup(proxy.Thaw)
@@ -49,18 +48,7 @@ func TestResultWithALostReplyIsSettledOnReconnect(t *testing.T) {
 		t.Fatal("no run")
 	}
 
-	_, js := natstest.Connect(t, url) // straight to the server
-	h, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := func() scheduler.JobState {
-		st, err := h.State(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	state, _ := jobState(t, url, name)
 	waitFor(t, 5*time.Second, "the failed run stored by its first write", func() bool {
 		_, last := entriesOf(state().Runs, tick)
 		return last.Status == scheduler.StatusFailed
@@ -103,7 +91,6 @@ func TestResultWithALostReplyIsSettledOnReconnect(t *testing.T) {
 // every replica, its own stored claim freed in the background).
 func TestClaimWithALostReplyRunsOnReconnect(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	url := natstest.RunServer(t, natstest.Options{}).ClientURL()
 	proxy := natstest.NewProxy(t, strings.TrimPrefix(url, "nats://"))
 	t.Cleanup(proxy.Thaw)
@@ -114,18 +101,7 @@ func TestClaimWithALostReplyRunsOnReconnect(t *testing.T) {
 	r.start(t)
 	first := starts.next(t, 10*time.Second)
 
-	_, js := natstest.Connect(t, url) // straight to the server
-	h, err := scheduler.OpenHistory(ctx, js, scheduler.HistoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := func() scheduler.JobState {
-		st, err := h.State(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	state, _ := jobState(t, url, name)
 	// Silence the replies a quarter of the way to the next tick, once the
 	// first run is recorded: the next tick's claim arrives, its reply not.
 	waitFor(t, 10*time.Second, "the first run recorded, before the next tick", func() bool {
