@@ -22,8 +22,13 @@ import (
 // the run's true status, and OnResult, the notifications and the metrics
 // follow that status, once, when it is written.
 const (
-	// recordTimeout bounds one attempt to write a result.
-	recordTimeout = 5 * time.Second
+	// outputTimeout bounds one attempt to write a run's output (up to
+	// its size limit, on a slow link). An attempt to write the run's entry
+	// has the state timeout instead (timeouts.go), as a claim does: the
+	// same read and compare-and-swap of the same record, and the job's
+	// lock is held until it is written, so a write lost with its stream's
+	// leader is sent again after 2 s (the default) rather than 5.
+	outputTimeout = 5 * time.Second
 	// recordRetryMin and recordRetryMax bound the pause between attempts
 	// (doubling, jittered): short, since the result is written within this
 	// much of NATS answering again.
@@ -85,17 +90,17 @@ type resultWrite struct {
 }
 
 // tryRecord makes one attempt at writing the output (while not stored) and
-// the run's entry, each within recordTimeout of its own: the entry is
+// the run's entry, each within a timeout of its own: the entry is
 // attempted even when the output failed, and decides the outcome. (Sharing
 // one timeout is how an output that NATS did not answer used to leave the
 // entry unsent.)
 func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *history.Rerun, lease *heldLock, guess *history.Record, rev uint64, w *resultWrite) (Run, error) {
 	if !w.output {
-		octx, cancel := s.attemptContext(ctx)
+		octx, cancel := s.attemptContext(ctx, outputTimeout)
 		w.output = s.history.store.PutOutput(octx, run) == nil
 		cancel()
 	}
-	rctx, cancel := s.attemptContext(ctx)
+	rctx, cancel := s.attemptContext(ctx, s.stateTimeout())
 	defer cancel()
 	recorded, freed, err := s.history.record(rctx, resultEntry{run: run, again: again, free: lease.id, queued: lease.queuedForResult(),
 		suspendAfter: lease.suspendAfter, guess: guess, rev: rev})
@@ -108,16 +113,16 @@ func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *history.Rerun
 	return recorded, err
 }
 
-// attemptContext bounds one attempt of a result's write: recordTimeout,
-// or until the client reconnects. A write in flight when its connection
+// attemptContext bounds one attempt of a result's write: timeout, or
+// until the client reconnects. A write in flight when its connection
 // dropped (the server it was sent to killed, say) has lost its reply, and
 // the job's lock stays held until it is written: it is sent again on the
 // new connection at once rather than at its timeout. Sending it twice is
 // safe: the retry reads the record, and a result recorded already is not
 // written again (History.record).
-func (s *Scheduler) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (s *Scheduler) attemptContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	bctx, unbind := s.reconnects.Bound(ctx)
-	tctx, cancel := context.WithTimeout(bctx, recordTimeout)
+	tctx, cancel := context.WithTimeout(bctx, timeout)
 	return tctx, func() {
 		cancel()
 		unbind()

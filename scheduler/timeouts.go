@@ -8,7 +8,7 @@ import "time"
 // failing (the tick is an outage, the lock frees at its lease).
 const (
 	// stateTimeoutFactor: a read or compare-and-swap of a job's shared
-	// state (claim, skip, rerun claim, catch-up repair, sweep) may take
+	// state (claim, result, skip, rerun claim, catch-up repair, sweep) may take
 	// this many AcquireTimeouts. A claim is a read and a compare-and-swap,
 	// retried when another replica's write came first; four leave room for
 	// two such conflicts on a slow server, while a NATS that does not
