@@ -169,7 +169,7 @@ func (h *History) record(ctx context.Context, re resultEntry) (Run, bool, error)
 			// Recorded already, by an attempt whose reply was lost (then
 			// its hold was freed in the same write): counting the failure
 			// again, or writing anything, would be wrong.
-			out = st.Runs[i]
+			out = run // with its output, which the record does not keep
 			out.Previous = st.Previous(i)
 			out.SuspendedAfter = suspendedBy(st, out, re.suspendAfter)
 			return false
