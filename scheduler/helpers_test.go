@@ -119,6 +119,17 @@ func (r *recorder) all() []rec {
 	return append([]rec(nil), r.runs...)
 }
 
+// ran counts the recorded runs of tick.
+func (r *recorder) ran(tick time.Time) int {
+	n := 0
+	for _, x := range r.all() {
+		if x.tick.Equal(tick) {
+			n++
+		}
+	}
+	return n
+}
+
 // next waits for the next recorded run.
 func (r *recorder) next(t *testing.T, d time.Duration) rec {
 	t.Helper()

@@ -266,11 +266,8 @@ func (s *Scheduler) takeWrite(ctx context.Context, t *takeAttempt) (history.Reco
 	})
 	if err != nil {
 		t.own = false // seen on a guess at most: only a read decides
-		if errors.Is(context.Cause(uctx), kv.ErrReconnected) {
-			err = fmt.Errorf("%w: %w", kv.ErrReconnected, err)
-		}
 	}
-	return st, newRev, err
+	return st, newRev, kv.Cut(uctx, err)
 }
 
 // adoptHold goes on with a hold of t's own lease that a write stored

@@ -135,13 +135,7 @@ func TestClaimWithALostReplyRunsOnReconnect(t *testing.T) {
 	if len(statuses) != 1 || !last.Succeeded() {
 		t.Errorf("tick %v recorded %v, want one succeeded entry", tick, statuses)
 	}
-	n := 0
-	for _, x := range starts.all() {
-		if x.tick.Equal(tick) {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := starts.ran(tick); n != 1 {
 		t.Errorf("tick %v ran %d times, want once", tick, n)
 	}
 }

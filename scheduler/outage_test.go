@@ -106,13 +106,7 @@ func outageCatchUp(t *testing.T, duringRun bool, deadline time.Duration) {
 		return all[len(all)-1].tick.After(latest)
 	})
 	r.stop()
-	n := 0
-	for _, x := range starts.all() {
-		if x.tick.Equal(latest) {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := starts.ran(latest); n != 1 {
 		t.Errorf("tick %v ran %d times, want once", latest, n)
 	}
 	missed := withStatus(runsOf(t, r, name), scheduler.StatusMissed)

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -107,10 +106,7 @@ func (s *Scheduler) tryRecord(ctx context.Context, run Run, again *history.Rerun
 	if freed {
 		lease.markFreed()
 	}
-	if err != nil && errors.Is(context.Cause(rctx), kv.ErrReconnected) {
-		err = fmt.Errorf("%w: %w", kv.ErrReconnected, err)
-	}
-	return recorded, err
+	return recorded, kv.Cut(rctx, err)
 }
 
 // attemptContext bounds one attempt of a result's write: timeout, or

@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/nats-io/nats.go"
@@ -79,6 +80,16 @@ func (r *Reconnects) Stop() {
 	}
 	r.nc.RemoveStatusListener(ch)
 	<-r.done
+}
+
+// Cut returns err, marked with ErrReconnected when ctx (from Bound) ended
+// because the client reconnected: the call's reply may have been lost,
+// and the caller may send it again at once.
+func Cut(ctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), ErrReconnected) && !errors.Is(err, ErrReconnected) {
+		return fmt.Errorf("%w: %w", ErrReconnected, err)
+	}
+	return err
 }
 
 // Bound returns a context that ends with ctx, or with cause ErrReconnected
