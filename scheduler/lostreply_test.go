@@ -53,8 +53,7 @@ func TestResultWithALostReplyIsSettledOnReconnect(t *testing.T) {
 		_, last := entriesOf(state().Runs, tick)
 		return last.Status == scheduler.StatusFailed
 	})
-	proxy.Cut() // the connection drops with the reply
-	proxy.Thaw()
+	proxy.Drop() // the connection drops with the reply
 	cut := time.Now()
 
 	var got scheduler.Run
@@ -115,8 +114,7 @@ func TestClaimWithALostReplyRunsOnReconnect(t *testing.T) {
 		_, last := entriesOf(state().Runs, tick)
 		return last.Status == scheduler.StatusRunning
 	})
-	proxy.Cut() // the connection drops with the reply
-	proxy.Thaw()
+	proxy.Drop() // the connection drops with the reply
 	cut := time.Now()
 
 	got := starts.next(t, 5*time.Second)

@@ -171,6 +171,14 @@ func (p *Proxy) Cut() {
 	}
 }
 
+// Drop closes every current connection and resumes forwarding: what
+// Freeze or FreezeReplies held is lost with its connection, as with a
+// server that died holding it, and clients reconnect through the proxy.
+func (p *Proxy) Drop() {
+	p.Cut()
+	p.Thaw()
+}
+
 // Close stops the proxy and closes every connection.
 func (p *Proxy) Close() {
 	p.ln.Close()
