@@ -146,7 +146,7 @@ func prepareBucket(ctx context.Context, url string, c config) (*nats.Conn, jetst
 // ready.
 func startClients(c config, url string, procs []*clientProc) error {
 	for i := range procs {
-		cc := clientConfig{Index: i, Clients: c.Clients, URL: url, Jobs: c.Jobs, Value: c.Value}
+		cc := clientConfig{Index: i, Clients: c.Clients, URL: url, Jobs: c.Jobs, Value: c.Value, Batch: c.Batch}
 		if c.CPUProfile != "" {
 			cc.CPUProfile = fmt.Sprintf("%s.%d", c.CPUProfile, i)
 		}

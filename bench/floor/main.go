@@ -39,6 +39,12 @@
 // once; there should be none. The keys of one second run one goroutine
 // each (no pool: a goroutine start is cheaper than a hand-off through a
 // channel, and the count is bounded by -jobs / N per client per second).
+// With -batch one goroutine sends all of a client's claims of the second
+// as asynchronous publishes, waits for their acks, then sends the results
+// the same way (a conflict drops the key's tick, without a retry). The
+// NATS client then coalesces the burst into a few socket writes, where a
+// goroutine per key has its every publish flushed in a write of its own:
+// that measures what batching would save below this floor.
 //
 // CPU is getrusage(RUSAGE_SELF) of each process over the measured window
 // [start − 20 ms, end] (a client's ends once its last tick's writes are
@@ -64,6 +70,7 @@ type config struct {
 	Jobs       int           `json:"jobs"`
 	Duration   time.Duration `json:"duration"`
 	Value      int           `json:"value_bytes"`
+	Batch      bool          `json:"batch"`
 	CPUProfile string        `json:"-"` // client profiles: <CPUProfile>.<index>
 	ServerProf string        `json:"-"` // parent (nats-server) CPU profile
 
@@ -88,6 +95,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.Jobs, "jobs", 100, "keys (floor.job-0000, …) written every second: job-ticks per second")
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured window, from a whole second a little after the clients are ready (one tick per key per second)")
 	fs.IntVar(&c.Value, "value", 4096, "bytes of each write's value (plus about 300 bytes of headers)")
+	fs.BoolVar(&c.Batch, "batch", false, "send a second's dealt claims from one goroutine as asynchronous publishes, wait for their acks, then their results the same way: the burst's writes coalesced into few socket writes")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write each client's CPU profile (over the window) to `file`.<index>")
 	fs.StringVar(&c.ServerProf, "server-cpuprofile", "", "write the parent's (nats-server's) CPU profile over the window to `file`")
 	fs.BoolVar(&jsonOut, "json", false, "print the result as JSON on stdout after the summary")

@@ -21,19 +21,29 @@ func TestMain(m *testing.M) {
 }
 
 // TestFloor runs the real multi-process path briefly: 2 client processes,
-// 10 keys, 3 s. Every job-tick of the window must be written exactly twice
-// and cost what the floor says: 2 acks + 2 × 2 deliveries out of the
-// server.
+// 10 keys, 3 s, with a goroutine per job-tick and with a second's writes
+// sent together (-batch). Every job-tick of the window must be written
+// exactly twice and cost what the floor says: 2 acks + 2 × 2 deliveries
+// out of the server.
 func TestFloor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes and a nats-server for ~5 s")
 	}
 	t.Parallel()
+	for _, batch := range []bool{false, true} {
+		t.Run("batch="+strconv.FormatBool(batch), func(t *testing.T) {
+			t.Parallel()
+			checkFloor(t, batch)
+		})
+	}
+}
+
+func checkFloor(t *testing.T, batch bool) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := config{Clients: 2, Jobs: 10, Duration: 3 * time.Second, Value: 4096, exe: exe, stderr: testWriter{t}}
+	c := config{Clients: 2, Jobs: 10, Duration: 3 * time.Second, Value: 4096, Batch: batch, exe: exe, stderr: testWriter{t}}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	res, err := bench(ctx, c)
