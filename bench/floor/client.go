@@ -295,12 +295,20 @@ func (c *client) tick(ctx context.Context, sec, j int, tick time.Time, lastTick 
 	doneAt := time.Since(tick)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.claims++
-	c.claimUs = append(c.claimUs, claimAt.Microseconds())
 	if err != nil {
 		c.errs++
-		c.late++
 		c.sample(err)
+	}
+	c.countLocked(sec, claimAt, doneAt, err == nil)
+}
+
+// countLocked counts one claimed job-tick of the window's second sec
+// (c.mu held): its claim's latency, and its result's if it was stored.
+func (c *client) countLocked(sec int, claimAt, doneAt time.Duration, stored bool) {
+	c.claims++
+	c.claimUs = append(c.claimUs, claimAt.Microseconds())
+	if !stored {
+		c.late++
 		return
 	}
 	c.results++
@@ -345,18 +353,7 @@ func (c *client) tickBatch(ctx context.Context, sec int, js []int, tick time.Tim
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for n := range rjs {
-		c.claims++
-		c.claimUs = append(c.claimUs, claimAt.Microseconds())
-		if done[n] == 0 {
-			c.late++
-			continue
-		}
-		c.results++
-		c.doneUs = append(c.doneUs, doneAt.Microseconds())
-		c.done[sec]++
-		if doneAt > time.Second {
-			c.late++
-		}
+		c.countLocked(sec, claimAt, doneAt, done[n] != 0)
 	}
 }
 
