@@ -269,29 +269,14 @@ func (c *client) run(ctx context.Context, start, end time.Time) *clientReport {
 
 // tick is one dealt job-tick: the claim, then at once the result.
 func (c *client) tick(ctx context.Context, sec, j int, tick time.Time, lastTick string) {
-	key := c.keys[j]
 	tok := strconv.FormatUint(c.token.Add(1), 10)
-	h := nats.Header{
-		lastTickHeader: {lastTick},
-		holderHeader:   {c.holder},
-		tokenHeader:    {tok},
-		successHeader:  {strconv.FormatInt(tick.Unix()-1, 10)},
-		defHeader:      {definitionHash},
-	}
-	rev, err := c.put(ctx, kv.Write{Key: key, Value: c.value, Header: h, Expected: c.revs[j].Load()}, j)
+	rev, err := c.put(ctx, c.claimWrite(j, tick, lastTick, tok), j)
 	claimAt := time.Since(tick)
 	if err != nil {
 		c.failed(err)
 		return
 	}
-	h = nats.Header{ // the result: the lock freed, the run's outcome
-		lastTickHeader: {lastTick},
-		tokenHeader:    {tok},
-		successHeader:  {strconv.FormatInt(tick.Unix(), 10)},
-		defHeader:      {definitionHash},
-		runHeader:      {c.holder},
-	}
-	_, err = c.put(ctx, kv.Write{Key: key, Value: c.value, Header: h, Expected: rev}, j)
+	_, err = c.put(ctx, c.resultWrite(j, tick, lastTick, tok, rev), j)
 	doneAt := time.Since(tick)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -319,6 +304,30 @@ func (c *client) countLocked(sec int, claimAt, doneAt time.Duration, stored bool
 	}
 }
 
+// claimWrite is key j's claim of tick: held by this client, with the
+// record's headers, at the key's last known revision.
+func (c *client) claimWrite(j int, tick time.Time, lastTick, tok string) kv.Write {
+	return kv.Write{Key: c.keys[j], Value: c.value, Expected: c.revs[j].Load(), Header: nats.Header{
+		lastTickHeader: {lastTick},
+		holderHeader:   {c.holder},
+		tokenHeader:    {tok},
+		successHeader:  {strconv.FormatInt(tick.Unix()-1, 10)},
+		defHeader:      {definitionHash},
+	}}
+}
+
+// resultWrite is key j's result of tick, on the claim's revision rev: the
+// lock freed, the run's outcome.
+func (c *client) resultWrite(j int, tick time.Time, lastTick, tok string, rev uint64) kv.Write {
+	return kv.Write{Key: c.keys[j], Value: c.value, Expected: rev, Header: nats.Header{
+		lastTickHeader: {lastTick},
+		tokenHeader:    {tok},
+		successHeader:  {strconv.FormatInt(tick.Unix(), 10)},
+		defHeader:      {definitionHash},
+		runHeader:      {c.holder},
+	}}
+}
+
 // tickBatch is tick for all of a second's dealt keys at once (-batch):
 // the claims sent as asynchronous publishes from this one goroutine, so
 // that the NATS client coalesces them into few socket writes, their acks
@@ -329,10 +338,7 @@ func (c *client) tickBatch(ctx context.Context, sec int, js []int, tick time.Tim
 	claims := make([]kv.Write, len(js))
 	for n, j := range js {
 		toks[n] = strconv.FormatUint(c.token.Add(1), 10)
-		claims[n] = kv.Write{Key: c.keys[j], Value: c.value, Expected: c.revs[j].Load(), Header: nats.Header{
-			lastTickHeader: {lastTick}, holderHeader: {c.holder}, tokenHeader: {toks[n]},
-			successHeader: {strconv.FormatInt(tick.Unix()-1, 10)}, defHeader: {definitionHash},
-		}}
+		claims[n] = c.claimWrite(j, tick, lastTick, toks[n])
 	}
 	revs := c.putAll(ctx, js, claims)
 	claimAt := time.Since(tick)
@@ -343,10 +349,7 @@ func (c *client) tickBatch(ctx context.Context, sec int, js []int, tick time.Tim
 			continue
 		}
 		rjs = append(rjs, j)
-		results = append(results, kv.Write{Key: c.keys[j], Value: c.value, Expected: revs[n], Header: nats.Header{
-			lastTickHeader: {lastTick}, tokenHeader: {toks[n]},
-			successHeader: {strconv.FormatInt(tick.Unix(), 10)}, defHeader: {definitionHash}, runHeader: {c.holder},
-		}})
+		results = append(results, c.resultWrite(j, tick, lastTick, toks[n], revs[n]))
 	}
 	done := c.putAll(ctx, rjs, results)
 	doneAt := time.Since(tick)
